@@ -1,0 +1,59 @@
+# weir — the two commands that matter:
+#   make run    install build dependencies, build a release binary, start a broker on localhost:9092
+#   make test   install test dependencies, build, run every test in the default suite
+SHELL := /bin/bash
+BUILD ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+PYTEST_ARGS ?=
+VENV := .cache/venv
+
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench
+
+deps:
+	@scripts/install-build-deps.sh
+
+test-deps: deps
+	@scripts/install-test-deps.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEIR_WERROR=ON
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	mkdir -p data
+	$(BUILD)/weir serve --config config/server.properties
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+compat: build
+	scripts/run-compat.sh $(BUILD)
+
+fuzz:
+	scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+scenario: build
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario -m "not slow" $(PYTEST_ARGS)
+
+test: test-deps build
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory compat
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory scenario
+
+# Longer runs: the full differential suite and peer suites.
+test-all: test-deps build unit compat fuzz
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario $(PYTEST_ARGS)
+
+format:
+	clang-format-19 -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')
+
+tidy: build
+	run-clang-tidy-19 -p $(BUILD) -quiet 'src/.*' || clang-tidy-19 -p $(BUILD) $$(git ls-files 'src/*.cpp')
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,197 @@
+#include "broker/config.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+namespace weir::broker {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+template <class T>
+std::expected<T, std::string> parse_int(std::string_view key, std::string_view text) {
+  T v{};
+  text = trim(text);
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    return std::unexpected("invalid value '" + std::string(text) + "' for " + std::string(key));
+  }
+  return v;
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& known_config_keys() {
+  static const std::vector<ConfigKey> keys = {
+      {"node.id", "1", "int", "The broker's id."},
+      {"broker.id", "-1", "int", "Alias of node.id."},
+      {"listeners", "PLAINTEXT://:9092", "list", "Addresses to listen on."},
+      {"advertised.listeners", "", "list", "Addresses given to clients; defaults to listeners."},
+      {"log.dirs", "", "list", "Data directories (weir uses the first)."},
+      {"log.dir", "/tmp/kafka-logs", "string", "Data directory when log.dirs is not set."},
+      {"socket.request.max.bytes", "104857600", "int", "Largest request accepted."},
+      {"max.inflight.requests.per.connection", "100", "int",
+       "weir: requests read from one connection before its responses are written."},
+      {"num.io.threads", "8", "int", "Accepted for compatibility; see weir.cores."},
+      {"weir.cores", "0", "int", "weir: executor threads, one per core (0 = every core)."},
+      {"process.roles", "broker,controller", "list", "Accepted for compatibility; weir is both."},
+      {"controller.quorum.voters", "", "list", "Accepted for compatibility."},
+      {"controller.listener.names", "", "list", "Accepted for compatibility."},
+      {"listener.security.protocol.map", "", "list", "Accepted for compatibility."},
+      {"inter.broker.listener.name", "", "string", "Accepted for compatibility."},
+      {"num.partitions", "1", "int", "Partitions of auto-created topics."},
+      {"default.replication.factor", "1", "int", "Replication factor of auto-created topics."},
+      {"auto.create.topics.enable", "true", "boolean", "Create topics on metadata requests."},
+      {"offsets.topic.replication.factor", "3", "int", "Accepted; one node."},
+      {"offsets.topic.num.partitions", "50", "int", "Partitions of __consumer_offsets."},
+      {"transaction.state.log.replication.factor", "3", "int", "Accepted; one node."},
+      {"transaction.state.log.min.isr", "2", "int", "Accepted; one node."},
+      {"transaction.state.log.num.partitions", "50", "int", "Partitions of __transaction_state."},
+      {"group.initial.rebalance.delay.ms", "3000", "int", "Delay of a new group's first rebalance."},
+      {"log.retention.hours", "168", "int", "Retention of log segments."},
+      {"log.retention.ms", "", "long", "Retention of log segments."},
+      {"log.segment.bytes", "1073741824", "int", "Segment size."},
+      {"log.retention.check.interval.ms", "300000", "long", "Retention check period."},
+      {"message.max.bytes", "1048588", "int", "Largest record batch."},
+      {"num.network.threads", "3", "int", "Accepted for compatibility."},
+      {"num.recovery.threads.per.data.dir", "2", "int", "Accepted for compatibility."},
+      {"socket.send.buffer.bytes", "102400", "int", "Accepted for compatibility."},
+      {"socket.receive.buffer.bytes", "102400", "int", "Accepted for compatibility."},
+      {"flush.on.acks.all", "true", "boolean", "weir: fdatasync before acknowledging acks=all."},
+  };
+  return keys;
+}
+
+std::expected<std::vector<Listener>, std::string> parse_listeners(std::string_view text) {
+  std::vector<Listener> out;
+  std::string_view rest = trim(text);
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string_view item = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    auto sep = item.find("://");
+    if (sep == std::string_view::npos) return std::unexpected("listener '" + std::string(item) + "' lacks NAME://");
+    Listener l;
+    l.name = std::string(item.substr(0, sep));
+    std::string_view hostport = item.substr(sep + 3);
+    auto colon = hostport.rfind(':');
+    if (colon == std::string_view::npos) return std::unexpected("listener '" + std::string(item) + "' lacks a port");
+    std::string_view host = hostport.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    l.host = std::string(host);
+    auto port = parse_int<std::uint16_t>("listener port", hostport.substr(colon + 1));
+    if (!port) return std::unexpected(port.error());
+    l.port = *port;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::expected<void, std::string> Config::load_properties_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::unexpected("cannot read config file " + path);
+  std::string line;
+  std::string pending;
+  while (std::getline(in, line)) {
+    std::string_view l = trim(line);
+    if (pending.empty() && (l.empty() || l.front() == '#' || l.front() == '!')) continue;
+    if (!l.empty() && l.back() == '\\') {
+      pending += std::string(l.substr(0, l.size() - 1));
+      continue;
+    }
+    pending += std::string(l);
+    std::string_view entry = pending;
+    auto sep = entry.find_first_of("=:");
+    if (sep != std::string_view::npos) {
+      values_[std::string(trim(entry.substr(0, sep)))] = std::string(trim(entry.substr(sep + 1)));
+    }
+    pending.clear();
+  }
+  return {};
+}
+
+std::expected<void, std::string> Config::set(std::string_view assignment) {
+  auto sep = assignment.find('=');
+  if (sep == std::string_view::npos || sep == 0) {
+    return std::unexpected("expected key=value, got '" + std::string(assignment) + "'");
+  }
+  values_[std::string(trim(assignment.substr(0, sep)))] = std::string(trim(assignment.substr(sep + 1)));
+  return {};
+}
+
+std::string Config::get(std::string_view key) const {
+  if (auto it = values_.find(key); it != values_.end()) return it->second;
+  for (const auto& k : known_config_keys()) {
+    if (k.name == key) return std::string(k.default_value);
+  }
+  return {};
+}
+
+std::vector<std::string> Config::unknown_keys() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : values_) {
+    bool known = false;
+    for (const auto& ck : known_config_keys()) known = known || ck.name == k;
+    if (!known) out.push_back(k);
+  }
+  return out;
+}
+
+std::expected<void, std::string> Config::finalize() {
+  std::string id = is_set("node.id") ? get("node.id") : (is_set("broker.id") ? get("broker.id") : "1");
+  auto node = parse_int<std::int32_t>("node.id", id);
+  if (!node) return std::unexpected(node.error());
+  node_id = *node;
+
+  auto ls = parse_listeners(get("listeners"));
+  if (!ls) return std::unexpected(ls.error());
+  if (ls->empty()) return std::unexpected("no listeners configured");
+  listeners = *ls;
+  std::string adv = get("advertised.listeners");
+  if (adv.empty()) {
+    advertised_listeners = listeners;
+  } else {
+    auto al = parse_listeners(adv);
+    if (!al) return std::unexpected(al.error());
+    advertised_listeners = *al;
+  }
+  for (auto& l : advertised_listeners) {
+    if (l.host.empty() || l.host == "0.0.0.0" || l.host == "::") {
+      char name[256] = {};
+      l.host = ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("localhost");
+    }
+  }
+
+  std::string dirs = get("log.dirs");
+  if (dirs.empty()) dirs = get("log.dir");
+  log_dir = std::string(trim(std::string_view(dirs).substr(0, dirs.find(','))));
+  if (log_dir.empty()) return std::unexpected("log.dirs is empty");
+
+  auto max_bytes = parse_int<std::int32_t>("socket.request.max.bytes", get("socket.request.max.bytes"));
+  if (!max_bytes) return std::unexpected(max_bytes.error());
+  if (*max_bytes <= 0) return std::unexpected("socket.request.max.bytes must be positive");
+  socket_request_max_bytes = *max_bytes;
+
+  auto inflight = parse_int<std::int32_t>("max.inflight.requests.per.connection",
+                                          get("max.inflight.requests.per.connection"));
+  if (!inflight) return std::unexpected(inflight.error());
+  if (*inflight <= 0) return std::unexpected("max.inflight.requests.per.connection must be positive");
+  max_inflight_requests_per_connection = *inflight;
+
+  auto threads = parse_int<std::int32_t>("weir.cores", get("weir.cores"));
+  if (!threads) return std::unexpected(threads.error());
+  cores = *threads > 0 ? *threads : static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  return {};
+}
+
+}  // namespace weir::broker

@@ -1,0 +1,76 @@
+#include "cli/serve.h"
+
+#include <chrono>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/log.h"
+#include "broker/broker.h"
+#include "net/server.h"
+
+namespace weir::cli {
+
+int serve(const ServeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  spdlog::set_level(spdlog::level::from_str(options.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  broker::Config config;
+  if (!options.config_file.empty()) {
+    if (auto r = config.load_properties_file(options.config_file); !r) {
+      spdlog::error("config error=\"{}\"", r.error());
+      return 2;
+    }
+  }
+  for (const auto& o : options.overrides) {
+    if (auto r = config.set(o); !r) {
+      spdlog::error("config error=\"{}\"", r.error());
+      return 2;
+    }
+  }
+  config.dev_mode = options.dev;
+  if (auto r = config.finalize(); !r) {
+    spdlog::error("config error=\"{}\"", r.error());
+    return 2;
+  }
+  for (const auto& k : config.unknown_keys()) spdlog::warn("config unknown key={} (ignored)", k);
+  if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");
+
+  broker::Broker broker(config);
+  if (auto err = broker.start(); !err.empty()) {
+    spdlog::error("startup failed error=\"{}\"", err);
+    return 1;
+  }
+  net::ServerOptions so;
+  for (const auto& l : config.listeners) so.listeners.push_back({l.name, l.host, l.port});
+  so.threads = config.cores;
+  so.socket_request_max_bytes = config.socket_request_max_bytes;
+  so.max_inflight_requests_per_connection = config.max_inflight_requests_per_connection;
+  net::Server server(so, broker);
+  if (auto err = server.start(); !err.empty()) {
+    spdlog::error("startup failed error=\"{}\"", err);
+    return 1;
+  }
+  if (!server.bound_ports().empty()) broker.set_bound_port(server.bound_ports().front());
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  std::string where;
+  for (const auto& l : config.listeners) where += l.name + "://" + l.host + ":" + std::to_string(l.port) + " ";
+  spdlog::info("weir started node.id={} cluster.id={} listeners=\"{}\" log.dir={} cores={} startup_ms={}",
+               config.node_id, broker.node().cluster_id, where.empty() ? where : where.substr(0, where.size() - 1),
+               config.log_dir, config.cores, ms.count());
+
+  boost::asio::io_context signals_ctx;
+  boost::asio::signal_set signals(signals_ctx, SIGINT, SIGTERM);
+  int signal_number = 0;
+  signals.async_wait([&](const boost::system::error_code&, int sig) { signal_number = sig; });
+  signals_ctx.run();
+  spdlog::info("shutting down signal={}", signal_number);
+  server.stop();
+  broker.stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace weir::cli

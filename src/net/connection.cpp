@@ -1,0 +1,137 @@
+#include "net/connection.h"
+
+#include <array>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "net/server.h"
+
+namespace weir::net {
+
+namespace asio = boost::asio;
+
+Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
+                       std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server)
+    : socket_(std::move(socket)),
+      sink_(sink),
+      client_(std::move(client)),
+      max_request_bytes_(max_request_bytes),
+      max_inflight_(static_cast<std::size_t>(max_inflight)),
+      server_(server),
+      writer_wake_(socket_.get_executor()),
+      reader_wake_(socket_.get_executor()) {
+  writer_wake_.expires_at(asio::steady_timer::time_point::max());
+  reader_wake_.expires_at(asio::steady_timer::time_point::max());
+}
+
+void Connection::start() {
+  auto self = shared_from_this();
+  asio::co_spawn(socket_.get_executor(), [self]() { return self->read_loop(); }, asio::detached);
+  asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+}
+
+void Connection::close() {
+  auto self = shared_from_this();
+  asio::post(socket_.get_executor(), [self]() { self->shutdown("broker shutting down"); });
+}
+
+void Connection::shutdown(const std::string& reason) {
+  if (closed_) return;
+  closed_ = true;
+  if (!reason.empty()) {
+    spdlog::info("connection closed id={} client={}:{} listener={} reason=\"{}\"", client_.connection_id,
+                 client_.host, client_.port, client_.listener, reason);
+  }
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  writer_wake_.cancel();
+  reader_wake_.cancel();
+  server_.unregister_connection(client_.connection_id);
+}
+
+asio::awaitable<void> Connection::read_loop() {
+  std::array<std::uint8_t, 4> size_buf{};
+  while (!closed_) {
+    boost::system::error_code ec;
+    co_await asio::async_read(socket_, asio::buffer(size_buf), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      shutdown(ec == asio::error::eof || ec == asio::error::operation_aborted ? "" : ec.message());
+      co_return;
+    }
+    const std::int32_t size = static_cast<std::int32_t>((std::uint32_t{size_buf[0]} << 24) |
+                                                        (std::uint32_t{size_buf[1]} << 16) |
+                                                        (std::uint32_t{size_buf[2]} << 8) | size_buf[3]);
+    if (size < 0 || size > max_request_bytes_) {
+      shutdown(fmt::format("request size {} is outside 0..socket.request.max.bytes ({})", size,
+                           max_request_bytes_));
+      co_return;
+    }
+    auto frame = std::make_shared<Frame>();
+    frame->bytes.resize(static_cast<std::size_t>(size));
+    co_await asio::async_read(socket_, asio::buffer(frame->bytes), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      shutdown(ec == asio::error::eof ? "client closed mid-request" : ec.message());
+      co_return;
+    }
+    while (!closed_ && slots_.size() >= max_inflight_) {
+      co_await reader_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (closed_) co_return;
+    auto slot = std::make_shared<Slot>();
+    slots_.push_back(slot);
+    auto self = shared_from_this();
+    asio::co_spawn(
+        socket_.get_executor(),
+        [self, slot, frame = std::shared_ptr<const Frame>(frame)]() { return self->run_request(slot, frame); },
+        asio::detached);
+  }
+}
+
+asio::awaitable<void> Connection::run_request(std::shared_ptr<Slot> slot, std::shared_ptr<const Frame> frame) {
+  Reply reply;
+  try {
+    reply = co_await sink_.handle(client_, std::move(frame));
+  } catch (const std::exception& e) {
+    reply = Reply::close(std::string("internal error: ") + e.what());
+  }
+  slot->reply = std::move(reply);
+  writer_wake_.cancel_one();
+}
+
+asio::awaitable<void> Connection::write_loop() {
+  while (!closed_) {
+    while (!closed_ && !slots_.empty() && slots_.front()->reply) {
+      Reply reply = std::move(*slots_.front()->reply);
+      slots_.pop_front();
+      reader_wake_.cancel_one();
+      if (reply.kind == Reply::Kind::kClose) {
+        shutdown(reply.reason);
+        co_return;
+      }
+      if (reply.kind == Reply::Kind::kNoResponse) continue;
+      const auto n = static_cast<std::uint32_t>(reply.bytes.size());
+      std::array<std::uint8_t, 4> size_buf{static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+                                           static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+      std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes)};
+      boost::system::error_code ec;
+      co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        shutdown(ec.message());
+        co_return;
+      }
+    }
+    if (closed_) co_return;
+    boost::system::error_code ec;
+    co_await writer_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+}  // namespace weir::net

@@ -1,0 +1,47 @@
+// The interface between the connection layer and whatever answers requests (the broker).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+namespace weir::net {
+
+// Who sent a request.
+struct ClientInfo {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string listener;
+  std::uint64_t connection_id = 0;
+};
+
+// One request frame as read from the socket, without its 4-byte size prefix.
+struct Frame {
+  std::vector<std::uint8_t> bytes;
+};
+
+struct Reply {
+  enum class Kind { kSend, kNoResponse, kClose };
+  Kind kind = Kind::kSend;
+  // Response header + body, without the size prefix (kSend only).
+  std::vector<std::uint8_t> bytes;
+  // Why the connection is closed (kClose only), for the log line.
+  std::string reason;
+
+  static Reply close(std::string why) { return Reply{Kind::kClose, {}, std::move(why)}; }
+  static Reply none() { return Reply{Kind::kNoResponse, {}, {}}; }
+};
+
+class RequestSink {
+ public:
+  virtual ~RequestSink() = default;
+  // Answers one request. Called on the connection's executor, in the order requests arrived;
+  // the implementation must begin any ordered side effect (e.g. an append) before its first
+  // suspension so that pipelined requests take effect in order.
+  virtual boost::asio::awaitable<Reply> handle(const ClientInfo& client, std::shared_ptr<const Frame> frame) = 0;
+};
+
+}  // namespace weir::net

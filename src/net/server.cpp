@@ -1,0 +1,136 @@
+#include "net/server.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "net/connection.h"
+
+namespace weir::net {
+
+namespace asio = boost::asio;
+
+Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(options)), sink_(sink) {
+  const int n = std::max(1, options_.threads);
+  for (int i = 0; i < n; ++i) {
+    contexts_.push_back(std::make_unique<asio::io_context>(1));
+    guards_.push_back(std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
+        contexts_.back()->get_executor()));
+  }
+}
+
+Server::~Server() { stop(); }
+
+std::string Server::start() {
+  for (const auto& l : options_.listeners) {
+    boost::system::error_code ec;
+    asio::ip::address addr = l.host.empty() ? asio::ip::address(asio::ip::address_v4::any())
+                                            : asio::ip::make_address(l.host, ec);
+    if (ec) {
+      // A host name: resolve it.
+      asio::ip::tcp::resolver resolver(*contexts_[0]);
+      auto results = resolver.resolve(l.host, std::to_string(l.port), ec);
+      if (ec || results.empty()) return "cannot resolve listener host " + l.host;
+      addr = results.begin()->endpoint().address();
+    }
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(*contexts_[0]);
+    asio::ip::tcp::endpoint ep(addr, l.port);
+    acceptor->open(ep.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor->bind(ep, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return "cannot listen on " + l.name + "://" + l.host + ":" + std::to_string(l.port) + ": " + ec.message();
+    auto* raw = acceptor.get();
+    acceptors_.push_back(std::move(acceptor));
+    asio::co_spawn(*contexts_[0], accept_loop(*raw, l.name), asio::detached);
+  }
+  for (auto& ctx : contexts_) {
+    threads_.emplace_back([c = ctx.get()]() { c->run(); });
+  }
+  return {};
+}
+
+std::vector<std::uint16_t> Server::bound_ports() const {
+  std::vector<std::uint16_t> out;
+  for (const auto& a : acceptors_) {
+    boost::system::error_code ec;
+    auto ep = a->local_endpoint(ec);
+    out.push_back(ec ? 0 : ep.port());
+  }
+  return out;
+}
+
+asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std::string listener) {
+  for (;;) {
+    const std::size_t target = next_context_.fetch_add(1) % contexts_.size();
+    boost::system::error_code ec;
+    asio::ip::tcp::socket socket = co_await acceptor.async_accept(
+        *contexts_[target], asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopped_) co_return;
+      spdlog::warn("accept failed listener={} error=\"{}\"", listener, ec.message());
+      continue;
+    }
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    ClientInfo client;
+    auto remote = socket.remote_endpoint(ec);
+    if (!ec) {
+      client.host = remote.address().to_string();
+      client.port = remote.port();
+    }
+    client.listener = listener;
+    client.connection_id = next_connection_id_.fetch_add(1);
+    auto conn = std::make_shared<Connection>(std::move(socket), sink_, client, options_.socket_request_max_bytes,
+                                             options_.max_inflight_requests_per_connection, *this);
+    register_connection(conn);
+    conn->start();
+  }
+}
+
+void Server::register_connection(const std::shared_ptr<Connection>& c) {
+  std::lock_guard lock(connections_mutex_);
+  std::erase_if(connections_, [](const std::weak_ptr<Connection>& w) { return w.expired(); });
+  connections_.push_back(c);
+}
+
+void Server::unregister_connection(std::uint64_t id) {
+  std::lock_guard lock(connections_mutex_);
+  std::erase_if(connections_, [id](const std::weak_ptr<Connection>& w) {
+    auto c = w.lock();
+    return !c || c->id() == id;
+  });
+}
+
+void Server::stop() {
+  std::lock_guard stop_lock(stop_mutex_);
+  if (stopped_.exchange(true)) return;
+  for (auto& a : acceptors_) {
+    asio::post(a->get_executor(), [acc = a.get()]() {
+      boost::system::error_code ec;
+      acc->close(ec);
+    });
+  }
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lock(connections_mutex_);
+    for (auto& w : connections_) {
+      if (auto c = w.lock()) live.push_back(c);
+    }
+  }
+  for (auto& c : live) c->close();
+  for (auto& g : guards_) g->reset();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Server::wait() {
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace weir::net
