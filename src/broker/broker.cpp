@@ -4,10 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/assert.h"
 #include "base/uuid.h"
+#include "broker/async.h"
 #include "broker/handlers/registry.h"
 #include "protocol/gen/api_registry.h"
 #include "protocol/headers.h"
@@ -91,15 +95,50 @@ std::map<std::string, std::string> read_properties(const fs::path& path) {
 
 }  // namespace
 
-Broker::Broker(Config config) : config_(std::move(config)) {
+Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::instance()) {
   node_.node_id = config_.node_id;
   if (!config_.advertised_listeners.empty()) {
     node_.host = config_.advertised_listeners.front().host;
     node_.port = config_.advertised_listeners.front().port;
   }
+  auto_create_topics_ = config_.get("auto.create.topics.enable") != "false";
+  flush_on_acks_all_ = !config_.dev_mode && config_.get("flush.on.acks.all") != "false";
+  topic_defaults_.num_partitions = std::stoi(config_.get("num.partitions"));
+  topic_defaults_.replication_factor = static_cast<std::int16_t>(std::stoi(config_.get("default.replication.factor")));
+  catalog_.store(std::make_shared<const Catalog>());
+}
+
+Broker::~Broker() = default;
+
+void Broker::attach(std::vector<asio::any_io_executor> executors) {
+  shards_ = std::make_unique<ShardSet>(std::move(executors));
+}
+
+bool Broker::is_valid_topic_name(const std::string& name) const {
+  return !metadata::topic_name_error(name).has_value();
+}
+
+storage::LogConfig Broker::log_config_for(std::string_view topic) const {
+  storage::LogConfig lc;
+  if (!controller_) return lc;
+  auto tc = controller_->topic_config(topic);
+  if (!tc) return lc;
+  lc.segment_bytes = tc->segment_bytes;
+  lc.segment_ms = tc->segment_ms;
+  lc.index_interval_bytes = tc->index_interval_bytes;
+  lc.segment_index_bytes = tc->segment_index_bytes;
+  lc.retention_ms = tc->retention_ms;
+  lc.retention_bytes = tc->retention_bytes;
+  lc.max_message_bytes = tc->max_message_bytes;
+  lc.log_append_time = tc->message_timestamp_log_append_time;
+  lc.timestamp_before_max_ms = tc->message_timestamp_before_max_ms;
+  lc.timestamp_after_max_ms = tc->message_timestamp_after_max_ms;
+  lc.file_delete_delay_ms = tc->file_delete_delay_ms;
+  return lc;
 }
 
 std::string Broker::start() {
+  WEIR_ASSERT(shards_ != nullptr, "attach() before start()");
   std::error_code ec;
   fs::create_directories(config_.log_dir, ec);
   if (ec) return "cannot create log dir " + config_.log_dir + ": " + ec.message();
@@ -123,13 +162,363 @@ std::string Broker::start() {
     fs::rename(tmp, meta, ec);
     if (ec) return "cannot write " + meta.string() + ": " + ec.message();
   }
+
+  // Metadata: replay the log into the controller's image; a fresh log gets its bootstrap records.
+  metadata::ControllerConfig cc;
+  cc.node_id = node_.node_id;
+  for (const auto& [k, v] : config_.values()) cc.static_broker_configs[k] = v;
+  metadata::MetadataImage image;
+  auto mlog = metadata::MetadataLog::open(fs::path(config_.log_dir), image);
+  if (!mlog) return fmt::format("cannot open the metadata log: {}", mlog.error());
+  metadata_log_.emplace(std::move(*mlog));
+  controller_ = std::make_unique<metadata::Controller>(cc, std::move(image));
+  std::vector<metadata::MetadataRecord> boot;
+  if (metadata_log_->next_offset() == 0) boot = controller_->bootstrap_records({});
+  metadata::BrokerInfo info;
+  info.broker_id = node_.node_id;
+  info.broker_epoch = metadata_log_->next_offset() + static_cast<std::int64_t>(boot.size());
+  info.incarnation_id = Uuid::random();
+  for (const auto& l : config_.advertised_listeners) {
+    info.endpoints.push_back(metadata::BrokerInfo::Endpoint{l.name, l.host, static_cast<std::uint16_t>(node_.port ? node_.port : l.port), 0});
+  }
+  for (auto& r : controller_->register_broker(info)) boot.push_back(std::move(r));
+  broker_epoch_ = info.broker_epoch;
+  if (auto ok = commit(boot); !ok) return ok.error();
+
+  // Partition logs: open what is on disk, create what the metadata names but the disk lacks
+  // (a crash between the two), remove what the metadata no longer names (deleted topics).
+  flusher_ = std::make_unique<storage::Flusher>(storage::PosixFileSystem::instance());
+  flusher_->start();
+  storage::LogManagerOptions lo;
+  lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
+  auto lm = storage::LogManager::open(storage::PosixFileSystem::instance(), fs::path(config_.log_dir), clock_, lo);
+  if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
+  logs_ = std::move(*lm);
+  const auto& img = controller_->image();
+  for (const auto& [name, id] : img.topic_ids_by_name()) {
+    std::string error;
+    auto parts = create_logs(name, &error);
+    if (!error.empty()) return error;
+    for (auto& np : parts) {
+      shards_->table(shards_->owner(np.topic, np.index))
+          .add(std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log));
+    }
+  }
+  for (const auto& tp : logs_->partitions()) {
+    const auto* t = img.topic(tp.topic);
+    if (t == nullptr || tp.partition >= static_cast<std::int32_t>(t->partitions.size())) {
+      spdlog::info("removing partition of a deleted topic partition={}-{}", tp.topic, tp.partition);
+      if (auto r = logs_->remove(tp); !r) spdlog::warn("cannot remove {}-{}: {}", tp.topic, tp.partition, r.error());
+    }
+  }
+  publish(build_catalog());
   return {};
 }
 
-void Broker::stop() {}
+void Broker::stop() {
+  if (logs_) {
+    if (auto r = logs_->close(); !r) spdlog::error("log dir close failed error=\"{}\"", r.error());
+    logs_.reset();
+  }
+  if (flusher_) flusher_->stop();
+}
 
 void Broker::set_bound_port(std::uint16_t port) {
   if (node_.port == 0) node_.port = port;
+}
+
+std::expected<void, std::string> Broker::commit(const std::vector<metadata::MetadataRecord>& records) {
+  if (!records.empty()) {
+    if (auto ok = metadata_log_->append(records, clock_.wall_ms()); !ok) {
+      return std::unexpected(fmt::format("metadata log append failed: {}", ok.error()));
+    }
+    for (const auto& r : records) {
+      if (auto ok = controller_->replay(r); !ok) {
+        return std::unexpected(fmt::format("metadata replay failed: {}", ok.error()));
+      }
+    }
+  }
+  return {};
+}
+
+std::shared_ptr<const Catalog> Broker::build_catalog() const {
+  auto c = std::make_shared<Catalog>();
+  c->version = catalog_version_.fetch_add(1) + 1;
+  const auto& img = controller_->image();
+  for (const auto& [name, id] : img.topic_ids_by_name()) {
+    const auto* t = img.topic(id);
+    if (t == nullptr) continue;
+    TopicInfo info;
+    info.name = name;
+    info.id = id;
+    info.partitions = static_cast<std::int32_t>(t->partitions.size());
+    for (const auto& p : t->partitions) info.leader_epochs.push_back(p.leader_epoch);
+    info.internal = name.starts_with("__");
+    for (const auto& [k, v] : img.topic_configs(name)) info.configs[k] = v;
+    c->names_by_id[id] = name;
+    c->topics.emplace(name, std::move(info));
+  }
+  return c;
+}
+
+void Broker::publish(std::shared_ptr<const Catalog> c) {
+  auto current = catalog_.load();
+  while (current->version < c->version && !catalog_.compare_exchange_weak(current, c)) {
+  }
+}
+
+std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, std::string* error) {
+  std::vector<NewPartition> out;
+  const auto* t = controller_->image().topic(topic);
+  if (t == nullptr) return out;
+  const auto lc = log_config_for(topic);
+  for (const auto& p : t->partitions) {
+    storage::TopicPartition tp{topic, p.partition_id};
+    auto log = logs_->create(tp, t->id, lc);
+    if (!log) {
+      *error = fmt::format("cannot create the log of {}-{}: {}", topic, p.partition_id, log.error());
+      return out;
+    }
+    out.push_back(NewPartition{topic, t->id, p.partition_id, p.leader_epoch, *log});
+  }
+  return out;
+}
+
+asio::awaitable<void> Broker::install(std::vector<NewPartition> parts) {
+  FanOut<bool> fan;
+  for (auto& np : parts) {
+    const std::size_t shard = shards_->owner(np.topic, np.index);
+    fan.add(shards_->executor(shard), [this, shard, np]() {
+      if (shards_->table(shard).find(np.topic, np.index) == nullptr) {
+        shards_->table(shard).add(std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log));
+      }
+      return true;
+    });
+  }
+  co_await fan.run();
+}
+
+Broker::Applied Broker::apply_records(const std::vector<metadata::MetadataRecord>& records) {
+  Applied a;
+  if (auto ok = commit(records); !ok) {
+    a.error = ok.error();
+    spdlog::error("metadata change failed error=\"{}\"", a.error);
+    return a;
+  }
+  std::set<std::string> partitions_changed;
+  std::set<std::string> configs_changed;
+  const auto& img = controller_->image();
+  for (const auto& r : records) {
+    if (const auto* pr = std::get_if<metadata::PartitionRecord>(&r)) {
+      if (const auto* t = img.topic(pr->topic_id)) partitions_changed.insert(t->name);
+    } else if (const auto* cr = std::get_if<metadata::ConfigRecord>(&r)) {
+      if (cr->resource_type == metadata::kConfigResourceTopic) {
+        configs_changed.insert(cr->resource_name);
+      } else {
+        for (const auto& [name, id] : img.topic_ids_by_name()) configs_changed.insert(name);
+      }
+    }
+  }
+  for (const auto& topic : partitions_changed) {
+    std::string error;
+    for (auto& np : create_logs(topic, &error)) a.new_partitions.push_back(std::move(np));
+    if (!error.empty()) spdlog::error("create partitions error=\"{}\"", error);
+  }
+  for (const auto& topic : configs_changed) {
+    if (img.topic(topic) != nullptr) a.configs.emplace_back(topic, log_config_for(topic));
+  }
+  a.catalog = build_catalog();
+  return a;
+}
+
+asio::awaitable<void> Broker::after_apply(Applied applied) {
+  if (!applied.new_partitions.empty()) co_await install(std::move(applied.new_partitions));
+  if (applied.catalog) publish(applied.catalog);
+  if (applied.configs.empty()) co_return;
+  auto catalog = this->catalog();
+  FanOut<bool> fan;
+  for (const auto& [topic, lc] : applied.configs) {
+    const TopicInfo* t = catalog->find(topic);
+    if (t == nullptr) continue;
+    for (std::int32_t i = 0; i < t->partitions; ++i) {
+      const std::size_t shard = shards_->owner(topic, i);
+      fan.add(shards_->executor(shard), [this, shard, topic = topic, i, lc = lc]() {
+        if (Partition* p = shards_->table(shard).find(topic, i)) p->log().set_config(lc);
+        return true;
+      });
+    }
+  }
+  co_await fan.run();
+}
+
+asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const protocol::CreateTopicsRequest& req,
+                                                                      std::int16_t version) {
+  struct Outcome {
+    protocol::CreateTopicsResponse response;
+    std::vector<NewPartition> parts;
+    std::shared_ptr<const Catalog> catalog;
+  };
+  Outcome o = co_await run_on(shards_->controller(), [&]() {
+    Outcome out;
+    auto result = controller_->create_topics(req, version, topic_defaults_);
+    out.response = std::move(result.response);
+    if (result.records.empty()) return out;
+    if (auto ok = commit(result.records); !ok) {
+      spdlog::error("create topics failed error=\"{}\"", ok.error());
+      for (auto& t : out.response.topics) {
+        if (t.error_code == 0) {
+          t.error_code = code(ErrorCode::kKafkaStorageError);
+          t.error_message = ok.error();
+        }
+      }
+      return out;
+    }
+    for (const auto& t : out.response.topics) {
+      if (t.error_code != 0) continue;
+      std::string error;
+      auto parts = create_logs(t.name, &error);
+      if (!error.empty()) spdlog::error("create topic error=\"{}\"", error);
+      for (auto& p : parts) out.parts.push_back(std::move(p));
+    }
+    out.catalog = build_catalog();
+    return out;
+  });
+  if (!o.parts.empty()) co_await install(std::move(o.parts));
+  if (o.catalog) publish(o.catalog);
+  co_return std::move(o.response);
+}
+
+asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const protocol::DeleteTopicsRequest& req,
+                                                                      std::int16_t version) {
+  struct Outcome {
+    protocol::DeleteTopicsResponse response;
+    std::vector<std::pair<std::string, std::int32_t>> parts;
+    std::shared_ptr<const Catalog> catalog;
+  };
+  Outcome o = co_await run_on(shards_->controller(), [&]() {
+    Outcome out;
+    // Partition counts before the records remove the topics from the image.
+    std::map<std::string, std::int32_t> counts;
+    for (const auto& [name, id] : controller_->image().topic_ids_by_name()) {
+      counts[name] = static_cast<std::int32_t>(controller_->image().topic(id)->partitions.size());
+    }
+    auto result = controller_->delete_topics(req, version);
+    out.response = std::move(result.response);
+    if (result.records.empty()) return out;
+    if (auto ok = commit(result.records); !ok) {
+      spdlog::error("delete topics failed error=\"{}\"", ok.error());
+      for (auto& t : out.response.responses) {
+        if (t.error_code == 0) t.error_code = code(ErrorCode::kKafkaStorageError);
+      }
+      return out;
+    }
+    for (const auto& t : out.response.responses) {
+      if (t.error_code != 0 || !t.name) continue;
+      for (std::int32_t i = 0; i < counts[*t.name]; ++i) out.parts.emplace_back(*t.name, i);
+    }
+    out.catalog = build_catalog();
+    return out;
+  });
+  if (o.catalog) publish(o.catalog);
+  if (!o.parts.empty()) {
+    // Detach the partitions from their shards, then delete their files on shard 0.
+    FanOut<bool> detach;
+    for (const auto& [topic, index] : o.parts) {
+      const std::size_t shard = shards_->owner(topic, index);
+      detach.add(shards_->executor(shard), [this, shard, topic, index]() {
+        auto removed = shards_->table(shard).remove_topic(topic);
+        return !removed.empty() || index >= 0;
+      });
+    }
+    co_await detach.run();
+    // A named callable: GCC 12 destroys non-trivial lambda temporaries in a co_await twice.
+    auto remove_logs = [this, parts = &o.parts]() {
+      for (const auto& [topic, index] : *parts) {
+        if (auto r = logs_->remove(storage::TopicPartition{topic, index}); !r && r.error() != storage::Errc::kNotFound) {
+          spdlog::warn("cannot remove partition={}-{} error=\"{}\"", topic, index, r.error());
+        }
+      }
+      return true;
+    };
+    co_await run_on(shards_->controller(), std::move(remove_logs));
+  }
+  co_return std::move(o.response);
+}
+
+asio::awaitable<void> Broker::auto_create_topics(const std::vector<std::string>& names) {
+  protocol::CreateTopicsRequest req;
+  req.timeout_ms = 30000;
+  for (const auto& n : names) {
+    auto& t = req.topics.emplace_back();
+    t.name = n;
+    t.num_partitions = -1;
+    t.replication_factor = -1;
+  }
+  auto resp = co_await create_topics(req, 7);
+  for (const auto& t : resp.topics) {
+    if (t.error_code != 0 && t.error_code != code(ErrorCode::kTopicAlreadyExists)) {
+      spdlog::info("auto-create refused topic={} error_code={}", t.name, t.error_code);
+    }
+  }
+}
+
+asio::awaitable<std::expected<std::int64_t, ErrorCode>> Broker::allocate_producer_id() {
+  co_return co_await run_on(shards_->controller(), [this]() -> std::expected<std::int64_t, ErrorCode> {
+    if (next_producer_id_ >= producer_id_block_end_) {
+      auto block = controller_->allocate_producer_ids(node_.node_id, broker_epoch_);
+      if (!block) return std::unexpected(ErrorCode::kUnknownServerError);
+      if (auto ok = commit(block->records); !ok) {
+        spdlog::error("producer id block failed error=\"{}\"", ok.error());
+        return std::unexpected(ErrorCode::kKafkaStorageError);
+      }
+      next_producer_id_ = block->response.first_producer_id;
+      producer_id_block_end_ = block->response.next_block_first_id();
+    }
+    return next_producer_id_++;
+  });
+}
+
+asio::awaitable<std::int16_t> Broker::sync_partitions(const std::vector<std::pair<std::string, std::int32_t>>& parts) {
+  struct State {
+    explicit State(asio::any_io_executor ex) : timer(ex) { timer.expires_at(asio::steady_timer::time_point::max()); }
+    asio::steady_timer timer;
+    std::size_t pending = 0;
+    std::int16_t error = 0;
+  };
+  auto ex = co_await asio::this_coro::executor;
+  auto state = std::make_shared<State>(ex);
+  state->pending = parts.size();
+  auto complete = [state](std::int16_t err) {
+    asio::post(state->timer.get_executor(), [state, err]() {
+      if (err != 0) state->error = err;
+      if (--state->pending == 0) state->timer.cancel();
+    });
+  };
+  for (const auto& [topic, index] : parts) {
+    const std::size_t shard = shards_->owner(topic, index);
+    const auto owner = shards_->executor(shard);
+    asio::post(owner, [this, shard, owner, topic, index, complete]() {
+      Partition* p = shards_->table(shard).find(topic, index);
+      if (p == nullptr) return complete(code(ErrorCode::kUnknownTopicOrPartition));
+      storage::SyncToken token = p->log().prepare_sync();
+      if (token.empty()) return complete(0);
+      storage::SyncToken copy = token;
+      const bool queued = flusher_->submit(std::move(token), [this, shard, owner, topic, index, copy,
+                                                              complete](Status<storage::Errc> st) mutable {
+        asio::post(owner, [this, shard, topic, index, copy = std::move(copy), complete, ok = st.has_value()]() {
+          Partition* q = shards_->table(shard).find(topic, index);
+          if (ok && q != nullptr && copy.log == &q->log()) q->log().mark_synced(copy);
+          complete(ok ? 0 : code(ErrorCode::kKafkaStorageError));
+        });
+      });
+      if (!queued) complete(code(ErrorCode::kKafkaStorageError));
+    });
+  }
+  while (state->pending > 0) {
+    boost::system::error_code ec;
+    co_await state->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return state->error;
 }
 
 asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::shared_ptr<const net::Frame> frame) {

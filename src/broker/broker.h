@@ -1,15 +1,42 @@
 // The broker: owns the node's identity and state, and answers requests by dispatching each to
 // the handler of its API (one file per API under handlers/).
+//
+// Ownership (DESIGN.md "Ownership and concurrency"):
+//   - shard 0 owns the controller (metadata image + metadata log), the log manager's map of
+//     logs (create/remove), and the producer-id block;
+//   - each partition is owned by the shard `shards().owner(topic, partition)`: its Partition
+//     object and its PartitionLog are touched only there;
+//   - the catalog (topic names, ids, partition counts) is an immutable snapshot every shard reads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <expected>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
+#include "base/clock.h"
+#include "broker/catalog.h"
 #include "broker/config.h"
+#include "broker/errors.h"
+#include "broker/shards.h"
+#include "metadata/controller.h"
+#include "metadata/metadata_log.h"
 #include "net/request_sink.h"
+#include "protocol/gen/create_topics_request.h"
+#include "protocol/gen/create_topics_response.h"
+#include "protocol/gen/delete_topics_request.h"
+#include "protocol/gen/delete_topics_response.h"
+#include "storage/flusher.h"
+#include "storage/log_manager.h"
 
 namespace weir::broker {
 
@@ -24,9 +51,14 @@ struct NodeInfo {
 class Broker final : public net::RequestSink {
  public:
   explicit Broker(Config config);
+  ~Broker() override;
 
-  // Opens (or initialises) the data directory; returns an error message on failure.
+  // The executors partitions and coordinators are spread over; before start().
+  void attach(std::vector<boost::asio::any_io_executor> executors);
+  // Opens the data directory: metadata log, then every partition log. Runs before the
+  // executors do. Returns an error message on failure.
   std::string start();
+  // After the executors have stopped: clean shutdown of every log (checkpoints, marker).
   void stop();
 
   // Fills in the advertised port when the listener was bound to port 0.
@@ -37,10 +69,116 @@ class Broker final : public net::RequestSink {
 
   [[nodiscard]] const Config& config() const { return config_; }
   [[nodiscard]] const NodeInfo& node() const { return node_; }
+  [[nodiscard]] ShardSet& shards() { return *shards_; }
+
+  // Topics, as every shard sees them.
+  [[nodiscard]] std::shared_ptr<const Catalog> catalog() const { return catalog_.load(); }
+  [[nodiscard]] bool topic_exists(const std::string& name) const { return catalog()->find(name) != nullptr; }
+  [[nodiscard]] std::optional<std::string> topic_name(const Uuid& id) const { return catalog()->name_of(id); }
+  [[nodiscard]] bool is_valid_topic_name(const std::string& name) const;
+  [[nodiscard]] bool auto_create_topics() const { return auto_create_topics_; }
+  [[nodiscard]] bool flush_on_acks_all() const { return flush_on_acks_all_; }
+
+  // Admin operations, carried out by the controller on shard 0.
+  boost::asio::awaitable<protocol::CreateTopicsResponse> create_topics(const protocol::CreateTopicsRequest& req,
+                                                                       std::int16_t version);
+  boost::asio::awaitable<protocol::DeleteTopicsResponse> delete_topics(const protocol::DeleteTopicsRequest& req,
+                                                                       std::int16_t version);
+  // Creates the named topics with the broker defaults (auto.create.topics.enable); errors are
+  // left for the caller to see as unknown topics.
+  boost::asio::awaitable<void> auto_create_topics(const std::vector<std::string>& names);
+  // A producer id for an idempotent producer (never reused: blocks are in the metadata log).
+  boost::asio::awaitable<std::expected<std::int64_t, ErrorCode>> allocate_producer_id();
+  // Waits until everything appended so far to these partitions is fdatasync'd (group commit);
+  // 0 or the Kafka error code.
+  boost::asio::awaitable<std::int16_t> sync_partitions(const std::vector<std::pair<std::string, std::int32_t>>& parts);
+
+  // Runs a controller operation on shard 0, makes its records durable and applied, publishes the
+  // new catalog, creates logs for new partitions and pushes changed topic configs to the logs.
+  // `op` must capture only trivially destructible things (references): GCC 12 may destroy a
+  // callable argument of a coroutine twice.
+  template <class Response, class Op>
+  boost::asio::awaitable<Response> controller_op(Op op);
+
+  // Runs f(controller) on shard 0 (reads only).
+  template <class F>
+  auto with_controller(F f) -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>>;
 
  private:
+  struct NewPartition {
+    std::string topic;
+    Uuid topic_id;
+    std::int32_t index;
+    std::int32_t leader_epoch;
+    storage::PartitionLog* log;
+  };
+
+  // Shard 0 only: makes records durable, applies them, and publishes a new catalog.
+  std::expected<void, std::string> commit(const std::vector<metadata::MetadataRecord>& records);
+  std::shared_ptr<const Catalog> build_catalog() const;
+  void publish(std::shared_ptr<const Catalog> c);
+  storage::LogConfig log_config_for(std::string_view topic) const;
+  // Shard 0 only: creates (or finds) the logs of a topic's partitions.
+  std::vector<NewPartition> create_logs(const std::string& topic, std::string* error);
+  boost::asio::awaitable<void> install(std::vector<NewPartition> parts);
+  struct Applied {
+    std::shared_ptr<const Catalog> catalog;
+    std::vector<NewPartition> new_partitions;
+    std::vector<std::pair<std::string, storage::LogConfig>> configs;  // per touched topic
+    std::string error;
+  };
+  // Shard 0 only: commit() plus what the records mean for logs (see controller_op).
+  Applied apply_records(const std::vector<metadata::MetadataRecord>& records);
+  boost::asio::awaitable<void> after_apply(Applied applied);
+
   Config config_;
   NodeInfo node_;
+  bool auto_create_topics_ = true;
+  bool flush_on_acks_all_ = true;
+  metadata::TopicDefaults topic_defaults_;
+  const Clock& clock_;
+  std::unique_ptr<ShardSet> shards_;
+  std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<storage::Flusher> flusher_;
+  std::unique_ptr<metadata::Controller> controller_;
+  std::optional<metadata::MetadataLog> metadata_log_;
+  std::atomic<std::shared_ptr<const Catalog>> catalog_;
+  mutable std::atomic<std::uint64_t> catalog_version_{0};
+  std::int64_t next_producer_id_ = 0;
+  std::int64_t producer_id_block_end_ = 0;
+  std::int64_t broker_epoch_ = 0;
 };
+
+template <class Response, class Op>
+boost::asio::awaitable<Response> Broker::controller_op(Op op) {
+  static_assert(std::is_trivially_destructible_v<Op>, "see controller_op");
+  struct Out {
+    Response response;
+    Applied applied;
+  };
+  Out out = co_await boost::asio::co_spawn(
+      shards_->controller(),
+      [this, &op]() -> boost::asio::awaitable<Out> {
+        Out o;
+        auto result = op(*controller_);
+        o.response = std::move(result.response);
+        if (!result.records.empty()) o.applied = apply_records(result.records);
+        co_return o;
+      },
+      boost::asio::use_awaitable);
+  co_await after_apply(std::move(out.applied));
+  co_return std::move(out.response);
+}
+
+template <class F>
+auto Broker::with_controller(F f)
+    -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
+  co_return co_await boost::asio::co_spawn(
+      shards_->controller(),
+      [this, fn = std::move(f)]() mutable -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
+        co_return fn(*controller_);
+      },
+      boost::asio::use_awaitable);
+}
 
 }  // namespace weir::broker

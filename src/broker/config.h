@@ -47,6 +47,8 @@ class Config {
   [[nodiscard]] std::string get(std::string_view key) const;
   [[nodiscard]] bool is_set(std::string_view key) const { return values_.contains(std::string(key)); }
   [[nodiscard]] std::vector<std::string> unknown_keys() const;
+  // Every key set by the properties file or --set (the STATIC_BROKER_CONFIG layer).
+  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& values() const { return values_; }
 
   // Typed settings, valid after finalize().
   std::int32_t node_id = 1;

@@ -39,16 +39,17 @@ int serve(const ServeOptions& options) {
   if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");
 
   broker::Broker broker(config);
-  if (auto err = broker.start(); !err.empty()) {
-    spdlog::error("startup failed error=\"{}\"", err);
-    return 1;
-  }
   net::ServerOptions so;
   for (const auto& l : config.listeners) so.listeners.push_back({l.name, l.host, l.port});
   so.threads = config.cores;
   so.socket_request_max_bytes = config.socket_request_max_bytes;
   so.max_inflight_requests_per_connection = config.max_inflight_requests_per_connection;
   net::Server server(so, broker);
+  broker.attach(server.executors());
+  if (auto err = broker.start(); !err.empty()) {
+    spdlog::error("startup failed error=\"{}\"", err);
+    return 1;
+  }
   if (auto err = server.start(); !err.empty()) {
     spdlog::error("startup failed error=\"{}\"", err);
     return 1;

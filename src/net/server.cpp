@@ -1,5 +1,7 @@
 #include "net/server.h"
 
+#include <chrono>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -47,10 +49,20 @@ std::string Server::start() {
     acceptors_.push_back(std::move(acceptor));
     asio::co_spawn(*contexts_[0], accept_loop(*raw, l.name), asio::detached);
   }
+  running_threads_ = contexts_.size();
   for (auto& ctx : contexts_) {
-    threads_.emplace_back([c = ctx.get()]() { c->run(); });
+    threads_.emplace_back([this, c = ctx.get()]() {
+      c->run();
+      running_threads_.fetch_sub(1);
+    });
   }
   return {};
+}
+
+std::vector<asio::any_io_executor> Server::executors() const {
+  std::vector<asio::any_io_executor> out;
+  for (const auto& c : contexts_) out.emplace_back(c->get_executor());
+  return out;
 }
 
 std::vector<std::uint16_t> Server::bound_ports() const {
@@ -122,6 +134,14 @@ void Server::stop() {
   }
   for (auto& c : live) c->close();
   for (auto& g : guards_) g->reset();
+  // In-flight requests get a moment to finish; whatever still waits after that (a long-polling
+  // fetch, work posted to an executor that has already stopped) is abandoned: its client's
+  // connection is closed and nothing unacknowledged was promised.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.shutdown_grace_ms);
+  while (running_threads_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& ctx : contexts_) ctx->stop();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }

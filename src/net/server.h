@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
@@ -34,6 +35,7 @@ struct ServerOptions {
   int threads = 1;
   std::int32_t socket_request_max_bytes = 104857600;
   std::int32_t max_inflight_requests_per_connection = 100;
+  std::int32_t shutdown_grace_ms = 1000;
 };
 
 class Connection;
@@ -56,6 +58,8 @@ class Server {
   [[nodiscard]] std::vector<std::uint16_t> bound_ports() const;
   [[nodiscard]] boost::asio::io_context& context(std::size_t i) { return *contexts_[i]; }
   [[nodiscard]] std::size_t context_count() const { return contexts_.size(); }
+  // One executor per thread, in thread order; valid from construction.
+  [[nodiscard]] std::vector<boost::asio::any_io_executor> executors() const;
 
   void register_connection(const std::shared_ptr<Connection>& c);
   void unregister_connection(std::uint64_t id);
@@ -74,6 +78,7 @@ class Server {
   std::mutex connections_mutex_;
   std::vector<std::weak_ptr<Connection>> connections_;
   std::atomic<bool> stopped_{false};
+  std::atomic<std::size_t> running_threads_{0};
   std::mutex stop_mutex_;
 };
 

@@ -10,6 +10,28 @@
 #include "protocol/gen/api_versions_response.h"
 #include "protocol/gen/metadata_request.h"
 #include "protocol/gen/metadata_response.h"
+#include "protocol/gen/produce_request.h"
+#include "protocol/gen/produce_response.h"
+#include "protocol/gen/fetch_request.h"
+#include "protocol/gen/fetch_response.h"
+#include "protocol/gen/list_offsets_request.h"
+#include "protocol/gen/list_offsets_response.h"
+#include "protocol/gen/init_producer_id_request.h"
+#include "protocol/gen/init_producer_id_response.h"
+#include "protocol/gen/create_topics_request.h"
+#include "protocol/gen/create_topics_response.h"
+#include "protocol/gen/delete_topics_request.h"
+#include "protocol/gen/delete_topics_response.h"
+#include "protocol/gen/describe_cluster_request.h"
+#include "protocol/gen/describe_cluster_response.h"
+#include "protocol/gen/describe_configs_request.h"
+#include "protocol/gen/describe_configs_response.h"
+#include "protocol/gen/alter_configs_request.h"
+#include "protocol/gen/alter_configs_response.h"
+#include "protocol/gen/incremental_alter_configs_request.h"
+#include "protocol/gen/incremental_alter_configs_response.h"
+#include "protocol/gen/create_partitions_request.h"
+#include "protocol/gen/create_partitions_response.h"
 
 namespace weir::broker {
 
@@ -31,5 +53,30 @@ struct MetadataHandler {
   static constexpr std::int16_t kMaxVersion = 13;
   static boost::asio::awaitable<HandlerResult<Response>> handle(RequestContext& ctx, Request& req);
 };
+
+// Declares a handler type serving versions [min, max] of an API.
+#define WEIR_HANDLER(Name, Min, Max)                                                                 \
+  struct Name##Handler {                                                                             \
+    using Request = protocol::Name##Request;                                                         \
+    using Response = protocol::Name##Response;                                                       \
+    static constexpr std::int16_t kMinVersion = Min;                                                 \
+    static constexpr std::int16_t kMaxVersion = Max;                                                 \
+    static boost::asio::awaitable<HandlerResult<Response>> handle(RequestContext& ctx, Request& req); \
+  }
+
+// Version ranges are the ones Apache Kafka 4.3.1 serves (tests/data/kafka-4.3.1-api-versions.json).
+WEIR_HANDLER(Produce, 3, 13);
+WEIR_HANDLER(Fetch, 4, 18);
+WEIR_HANDLER(ListOffsets, 1, 11);
+WEIR_HANDLER(InitProducerId, 0, 5);
+WEIR_HANDLER(CreateTopics, 2, 7);
+WEIR_HANDLER(DeleteTopics, 1, 6);
+WEIR_HANDLER(DescribeCluster, 0, 2);
+WEIR_HANDLER(DescribeConfigs, 1, 4);
+WEIR_HANDLER(AlterConfigs, 0, 2);
+WEIR_HANDLER(IncrementalAlterConfigs, 0, 1);
+WEIR_HANDLER(CreatePartitions, 0, 3);
+
+#undef WEIR_HANDLER
 
 }  // namespace weir::broker

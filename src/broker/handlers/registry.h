@@ -9,7 +9,10 @@
 
 namespace weir::broker {
 
-using AllHandlers = std::tuple<ApiVersionsHandler, MetadataHandler>;
+using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler, MetadataHandler, ApiVersionsHandler,
+                               CreateTopicsHandler, DeleteTopicsHandler, InitProducerIdHandler,
+                               DescribeClusterHandler, DescribeConfigsHandler, AlterConfigsHandler,
+                               IncrementalAlterConfigsHandler, CreatePartitionsHandler>;
 
 struct ServedApi {
   std::int16_t key;

@@ -1,0 +1,96 @@
+// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: topic configs through the controller
+// (Kafka's names, defaults, sources and synonyms); broker configs as this node was started.
+#include "broker/broker.h"
+#include "broker/errors.h"
+#include "broker/handlers/handlers.h"
+
+namespace weir::broker {
+
+namespace {
+
+constexpr std::int8_t kTopicResource = 2;
+constexpr std::int8_t kBrokerResource = 4;
+constexpr std::int8_t kBrokerLoggerResource = 8;
+constexpr std::int8_t kStaticBrokerConfig = 4;
+constexpr std::int8_t kDefaultConfig = 5;
+
+DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
+    const Broker& broker, const DescribeConfigsHandler::Request::DescribeConfigsResource& res, bool synonyms) {
+  DescribeConfigsHandler::Response::DescribeConfigsResult out;
+  out.resource_type = res.resource_type;
+  out.resource_name = res.resource_name;
+  if (res.resource_name != std::to_string(broker.node().node_id) && !res.resource_name.empty()) {
+    out.error_code = code(ErrorCode::kInvalidRequest);
+    out.error_message = "Unexpected broker id, expected " + std::to_string(broker.node().node_id) + " or empty string, but received " + res.resource_name;
+    return out;
+  }
+  const Config& cfg = broker.config();
+  for (const auto& key : known_config_keys()) {
+    if (res.configuration_keys &&
+        std::find(res.configuration_keys->begin(), res.configuration_keys->end(), key.name) ==
+            res.configuration_keys->end()) {
+      continue;
+    }
+    auto& c = out.configs.emplace_back();
+    c.name = std::string(key.name);
+    c.value = cfg.get(key.name);
+    c.read_only = true;
+    c.config_source = cfg.is_set(key.name) ? kStaticBrokerConfig : kDefaultConfig;
+    if (synonyms) {
+      auto& s = c.synonyms.emplace_back();
+      s.name = c.name;
+      s.value = c.value;
+      s.source = c.config_source;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+boost::asio::awaitable<HandlerResult<DescribeConfigsHandler::Response>> DescribeConfigsHandler::handle(
+    RequestContext& ctx, Request& req) {
+  Response resp;
+  for (const auto& res : req.resources) {
+    if (res.resource_type == kTopicResource) {
+      resp.results.push_back(co_await ctx.broker.with_controller(
+          [&res, syn = req.include_synonyms](const metadata::Controller& c) { return c.describe_topic(res, syn); }));
+    } else if (res.resource_type == kBrokerResource) {
+      resp.results.push_back(describe_broker(ctx.broker, res, req.include_synonyms));
+    } else if (res.resource_type == kBrokerLoggerResource) {
+      auto& out = resp.results.emplace_back();
+      out.resource_type = res.resource_type;
+      out.resource_name = res.resource_name;
+    } else {
+      auto& out = resp.results.emplace_back();
+      out.resource_type = res.resource_type;
+      out.resource_name = res.resource_name;
+      out.error_code = code(ErrorCode::kInvalidRequest);
+      out.error_message = "Unsupported resource type: " + std::to_string(res.resource_type);
+    }
+  }
+  co_return resp;
+}
+
+boost::asio::awaitable<HandlerResult<AlterConfigsHandler::Response>> AlterConfigsHandler::handle(RequestContext& ctx,
+                                                                                                 Request& req) {
+  const std::int16_t v = ctx.version();
+  co_return co_await ctx.broker.controller_op<Response>(
+      [&req, v](const metadata::Controller& c) { return c.alter_configs(req, v); });
+}
+
+boost::asio::awaitable<HandlerResult<IncrementalAlterConfigsHandler::Response>> IncrementalAlterConfigsHandler::handle(
+    RequestContext& ctx, Request& req) {
+  const std::int16_t v = ctx.version();
+  co_return co_await ctx.broker.controller_op<Response>(
+      [&req, v](const metadata::Controller& c) { return c.incremental_alter_configs(req, v); });
+}
+
+boost::asio::awaitable<HandlerResult<CreatePartitionsHandler::Response>> CreatePartitionsHandler::handle(
+    RequestContext& ctx, Request& req) {
+  const std::int16_t v = ctx.version();
+  co_return co_await ctx.broker.controller_op<Response>(
+      [&req, v](const metadata::Controller& c) { return c.create_partitions(req, v); });
+}
+
+}  // namespace weir::broker

@@ -1,0 +1,11 @@
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+
+namespace weir::broker {
+
+boost::asio::awaitable<HandlerResult<DeleteTopicsHandler::Response>> DeleteTopicsHandler::handle(RequestContext& ctx,
+                                                                                                 Request& req) {
+  co_return co_await ctx.broker.delete_topics(req, ctx.version());
+}
+
+}  // namespace weir::broker

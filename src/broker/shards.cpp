@@ -1,0 +1,47 @@
+#include "broker/shards.h"
+
+#include "base/assert.h"
+
+namespace weir::broker {
+
+Partition* PartitionTable::find(std::string_view topic, std::int32_t index) {
+  auto it = by_topic_.find(std::string(topic));
+  if (it == by_topic_.end() || index < 0 || static_cast<std::size_t>(index) >= it->second.size()) return nullptr;
+  return it->second[static_cast<std::size_t>(index)].get();
+}
+
+void PartitionTable::add(std::unique_ptr<Partition> p) {
+  auto& parts = by_topic_[p->topic()];
+  const auto idx = static_cast<std::size_t>(p->index());
+  if (parts.size() <= idx) parts.resize(idx + 1);
+  parts[idx] = std::move(p);
+}
+
+std::vector<std::unique_ptr<Partition>> PartitionTable::remove_topic(std::string_view topic) {
+  std::vector<std::unique_ptr<Partition>> out;
+  auto it = by_topic_.find(std::string(topic));
+  if (it == by_topic_.end()) return out;
+  for (auto& p : it->second) {
+    if (p) out.push_back(std::move(p));
+  }
+  by_topic_.erase(it);
+  return out;
+}
+
+ShardSet::ShardSet(std::vector<boost::asio::any_io_executor> executors) : executors_(std::move(executors)) {
+  WEIR_ASSERT(!executors_.empty(), "a broker needs at least one executor");
+  for (std::size_t i = 0; i < executors_.size(); ++i) tables_.push_back(std::make_unique<PartitionTable>());
+}
+
+std::size_t ShardSet::owner(std::string_view topic, std::int32_t partition) const {
+  // FNV-1a over the name, mixed with the partition, so a topic's partitions spread over shards.
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : topic) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(partition)) * 0x9E3779B97F4A7C15ull;
+  return static_cast<std::size_t>(h % executors_.size());
+}
+
+}  // namespace weir::broker

@@ -1,0 +1,141 @@
+// MetadataImage: the cluster metadata as of some point in the metadata log, rebuilt by replaying
+// records in log order (replay(record)).
+//
+// What it holds: topics by name and by id, each with its partitions (replicas, ISR, leader,
+// leader epoch, partition epoch); config overrides per resource (topics, brokers; a null value in
+// a ConfigRecord deletes the key, and removing a topic drops its configs as in Kafka); the next
+// producer id to hand out; registered brokers; finalized feature levels.
+//
+// Value semantics with shared structure: copying an image is cheap (O(topics) names and
+// pointers; no partition or config is copied). Topics and config maps are held by shared_ptr and
+// copied on write, only when another image still shares them, so replaying into one image never
+// changes a copy taken earlier. The owner can therefore publish snapshots by copying, e.g. as a
+// std::shared_ptr<const MetadataImage> for other cores to read.
+//
+// Thread safety: an image is a plain value; one thread mutates it (replay), any thread may read
+// a copy it owns. Distinct images may share internals safely (the shared parts are never written
+// while shared).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "base/uuid.h"
+#include "metadata/errc.h"
+#include "metadata/metadata_record.h"
+#include "metadata/topic_configs.h"
+
+namespace weir::metadata {
+
+inline constexpr std::int32_t kNoLeader = -1;
+
+struct PartitionImage {
+  std::int32_t partition_id = 0;
+  std::vector<std::int32_t> replicas;
+  std::vector<std::int32_t> isr;
+  std::vector<std::int32_t> removing_replicas;
+  std::vector<std::int32_t> adding_replicas;
+  std::int32_t leader = kNoLeader;
+  std::int8_t leader_recovery_state = 0;  // 0 recovered, 1 recovering
+  std::int32_t leader_epoch = 0;
+  std::int32_t partition_epoch = 0;
+  std::vector<Uuid> directories;  // one per replica, or empty
+  std::vector<std::int32_t> eligible_leader_replicas;
+  std::vector<std::int32_t> last_known_elr;
+
+  bool operator==(const PartitionImage&) const = default;
+};
+
+struct TopicImage {
+  std::string name;
+  Uuid id;
+  std::vector<PartitionImage> partitions;  // partitions[i].partition_id == i
+
+  bool operator==(const TopicImage&) const = default;
+};
+
+// A broker as registered: its latest RegisterBrokerRecord.
+using BrokerRegistration = RegisterBrokerRecord;
+
+class MetadataImage {
+ public:
+  // Applies one record. Records that contradict the image (a second TopicRecord for a name, a
+  // PartitionRecord for an unknown topic or beyond the next partition index, a RemoveTopicRecord
+  // or PartitionChangeRecord for something unknown, a producer-id block that does not move
+  // forward) are refused with StoreErrc::inconsistent_record and leave the image unchanged.
+  [[nodiscard]] Status<StoreErrc> replay(const MetadataRecord& record);
+
+  // Topics.
+  [[nodiscard]] const TopicImage* topic(std::string_view name) const noexcept;
+  [[nodiscard]] const TopicImage* topic(const Uuid& id) const noexcept;
+  [[nodiscard]] std::size_t topic_count() const noexcept { return topics_by_id_.size(); }
+  // Topic names in ascending order with their ids.
+  [[nodiscard]] const std::map<std::string, Uuid, std::less<>>& topic_ids_by_name() const noexcept {
+    return ids_by_name_;
+  }
+  // An existing topic whose name equals `name` once '.' and '_' are treated alike (Kafka refuses
+  // such names because their metric names collide); nullopt if none. `name` itself counts too.
+  [[nodiscard]] std::optional<std::string> colliding_topic(std::string_view name) const;
+
+  // Config overrides of a resource (kConfigResourceTopic / kConfigResourceBroker); empty if none.
+  [[nodiscard]] const ConfigMap& configs(std::int8_t resource_type, std::string_view resource_name) const noexcept;
+  [[nodiscard]] const ConfigMap& topic_configs(std::string_view topic) const noexcept {
+    return configs(kConfigResourceTopic, topic);
+  }
+
+  // The first producer id of the next block to allocate (0 before any block).
+  [[nodiscard]] std::int64_t next_producer_id() const noexcept { return next_producer_id_; }
+
+  [[nodiscard]] const std::map<std::int32_t, BrokerRegistration>& brokers() const noexcept { return brokers_; }
+  [[nodiscard]] const BrokerRegistration* broker(std::int32_t id) const noexcept;
+  // Registered brokers that are neither fenced nor in controlled shutdown.
+  [[nodiscard]] std::size_t active_broker_count() const noexcept;
+
+  // Finalized feature levels (a level of 0 removes the feature).
+  [[nodiscard]] const std::map<std::string, std::int16_t, std::less<>>& features() const noexcept { return features_; }
+  [[nodiscard]] std::optional<std::int16_t> feature_level(std::string_view name) const;
+
+  // Records applied so far (for logs and tests).
+  [[nodiscard]] std::int64_t records_replayed() const noexcept { return records_replayed_; }
+
+  // Same content (shared or not).
+  [[nodiscard]] bool same_content(const MetadataImage& other) const;
+
+ private:
+  using ConfigKey = std::pair<std::int8_t, std::string>;
+
+  Status<StoreErrc> apply(const TopicRecord& r);
+  Status<StoreErrc> apply(const PartitionRecord& r);
+  Status<StoreErrc> apply(const PartitionChangeRecord& r);
+  Status<StoreErrc> apply(const RemoveTopicRecord& r);
+  Status<StoreErrc> apply(const ConfigRecord& r);
+  Status<StoreErrc> apply(const ProducerIdsRecord& r);
+  Status<StoreErrc> apply(const RegisterBrokerRecord& r);
+  Status<StoreErrc> apply(const FeatureLevelRecord& r);
+  Status<StoreErrc> apply(const NoOpRecord&) { return {}; }
+
+  // The topic, unshared (cloned first if another image holds it), or nullptr if unknown.
+  TopicImage* mutable_topic(const Uuid& id);
+
+  std::unordered_map<Uuid, std::shared_ptr<TopicImage>> topics_by_id_;
+  std::map<std::string, Uuid, std::less<>> ids_by_name_;
+  // Names with '.' replaced by '_' -> the topics with that form (only names holding '.' or '_').
+  std::map<std::string, std::vector<std::string>, std::less<>> collision_index_;
+  std::map<ConfigKey, std::shared_ptr<ConfigMap>> configs_;
+  std::int64_t next_producer_id_ = 0;
+  std::map<std::int32_t, BrokerRegistration> brokers_;
+  std::map<std::string, std::int16_t, std::less<>> features_;
+  std::int64_t records_replayed_ = 0;
+};
+
+// Kafka's Topic.unifyCollisionChars: '.' -> '_'.
+[[nodiscard]] std::string unify_collision_chars(std::string_view name);
+
+}  // namespace weir::metadata

@@ -1,0 +1,86 @@
+// A FileSystem for tests that works on real files (so descriptors are real and sendfile works)
+// but remembers what has been made durable, and can inject the failures disks have:
+//
+//  - crash(): simulates power loss. Every file goes back to the size it had at its last sync();
+//    files (and directories) created since their directory was last synced disappear. With
+//    CrashMode::kTearLastWrite, the last unsynced write of each file survives in part (its first
+//    half), as a torn write would.
+//  - set_free_bytes(n): the disk has n bytes left; a write that needs more writes what fits and
+//    fails with ENOSPC (like a real full disk). nullopt: unlimited.
+//  - fail_syncs(true): sync() and sync_directory() fail with EIO and make nothing durable.
+//  - set_sync_hook(fn): fn runs at the start of every file sync() (outside any lock), so tests
+//    can hold a flush cycle open.
+//
+// Simplifications: a truncate, rename or remove is durable at once (a renamed file that was not
+// yet durable under its old name stays non-durable under the new one); data written before the
+// FaultInjectingFileSystem opened a file counts as durable.
+//
+// crash() must be called with no File of this file system in use (drop the logs first, as the
+// process would have died). Thread-safe otherwise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "storage/file.h"
+
+namespace weir::storage {
+
+enum class CrashMode : std::uint8_t {
+  kDropUnsynced,   // unsynced bytes are lost
+  kTearLastWrite,  // unsynced bytes are lost except the first half of each file's last write
+};
+
+class FaultInjectingFileSystem final : public FileSystem {
+ public:
+  FaultInjectingFileSystem();
+  ~FaultInjectingFileSystem() override;
+
+  IoResult<std::shared_ptr<File>> open(const std::filesystem::path& path, OpenMode mode) override;
+  Status<IoError> rename(const std::filesystem::path& from, const std::filesystem::path& to) override;
+  Status<IoError> remove(const std::filesystem::path& path) override;
+  Status<IoError> create_directory(const std::filesystem::path& path) override;
+  IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
+  Status<IoError> sync_directory(const std::filesystem::path& dir) override;
+  IoResult<bool> exists(const std::filesystem::path& path) override;
+
+  void crash(CrashMode mode = CrashMode::kDropUnsynced);
+  void set_free_bytes(std::optional<std::int64_t> bytes);
+  void fail_syncs(bool fail);
+  void set_sync_hook(std::function<void()> hook);
+
+  // Counters for tests.
+  [[nodiscard]] std::int64_t file_syncs() const;
+  [[nodiscard]] std::int64_t directory_syncs() const;
+
+  // Per-file bookkeeping, shared with the open files of that path. Guarded by mutex_.
+  struct FileState {
+    std::string path;
+    std::int64_t synced_size = 0;
+    std::int64_t physical_size = 0;  // bytes in the real file
+    std::int64_t last_write_position = -1;
+    std::int64_t last_write_size = 0;
+  };
+
+ private:
+  friend class FaultFile;
+  static std::string key(const std::filesystem::path& p);
+  std::shared_ptr<FileState> state_for(const std::string& path, std::int64_t size);  // mutex_ held
+
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<FileState>> files_;
+  std::set<std::string> created_unsynced_;  // files and directories not yet in a synced directory
+  std::optional<std::int64_t> free_bytes_;
+  bool fail_syncs_ = false;
+  std::function<void()> sync_hook_;
+  std::int64_t file_syncs_ = 0;
+  std::int64_t directory_syncs_ = 0;
+};
+
+}  // namespace weir::storage

@@ -1,0 +1,182 @@
+#include "storage/log_manager.h"
+
+#include "base/assert.h"
+#include "base/log.h"
+
+namespace weir::storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kMetadataLogDir = "__cluster_metadata-0";
+// Kafka's clean-shutdown marker holds JSON; weir writes the same shape (no broker epoch yet).
+constexpr std::string_view kCleanShutdownContent = R"({"version":0,"brokerEpoch":-1})";
+
+// Reads a dir-level checkpoint; a missing file is empty, a malformed one is reported and empty.
+OffsetCheckpoint read_dir_checkpoint(FileSystem& fs, const fs::path& path, bool* malformed) {
+  auto offsets = read_offset_checkpoint(fs, path);
+  if (offsets) return std::move(*offsets);
+  if (offsets.error() != Errc::kNotFound) {
+    log::get("storage")->warn("event=checkpoint_unreadable {} {}", log::kv("path", path.string()),
+                              log::kv("error", to_string(offsets.error())));
+    if (malformed != nullptr) *malformed = true;
+  }
+  return {};
+}
+
+std::int64_t lookup(const OffsetCheckpoint& offsets, const TopicPartition& tp) {
+  auto it = offsets.find(tp);
+  return it == offsets.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+LogManager::LogManager(FileSystem& fs, fs::path dir, const Clock& clock, LogManagerOptions options)
+    : fs_(fs), dir_(std::move(dir)), clock_(clock), options_(std::move(options)) {}
+
+LogManager::~LogManager() = default;
+
+LogConfig LogManager::config_for(std::string_view topic) const {
+  return options_.config_for ? options_.config_for(topic) : options_.default_config;
+}
+
+Result<std::unique_ptr<LogManager>, Errc> LogManager::open(FileSystem& fs, fs::path dir, const Clock& clock,
+                                                           LogManagerOptions options) {
+  auto exists = fs.exists(dir);
+  if (!exists) return unexpected(Errc::kStorageError);
+  if (!*exists) {
+    const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+    if (!fs.create_directory(dir) || !fs.sync_directory(parent)) return unexpected(Errc::kStorageError);
+  }
+  std::unique_ptr<LogManager> manager(new LogManager(fs, std::move(dir), clock, std::move(options)));
+  if (auto ok = manager->load(); !ok) return unexpected(ok.error());
+  return manager;
+}
+
+Status<Errc> LogManager::load() {
+  const fs::path marker = dir_ / kCleanShutdownFile;
+  auto clean = fs_.exists(marker);
+  if (!clean) return unexpected(Errc::kStorageError);
+  bool malformed = false;
+  const OffsetCheckpoint recovery_points = read_dir_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, &malformed);
+  const OffsetCheckpoint log_starts = read_dir_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, nullptr);
+  const OffsetCheckpoint high_watermarks = read_dir_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, nullptr);
+  // Without trustworthy recovery points a clean shutdown cannot be relied on either.
+  had_clean_shutdown_ = *clean && !malformed;
+
+  auto entries = fs_.list(dir_);
+  if (!entries) return unexpected(Errc::kStorageError);
+  for (const DirEntry& e : *entries) {
+    if (!e.is_directory || e.name == kMetadataLogDir) continue;
+    const std::string_view name = e.name;
+    if (name.ends_with("-delete")) {
+      log::get("storage")->info("event=removing_deleted_partition {}", log::kv("dir", e.name));
+      if (!remove_all(fs_, dir_ / e.name)) return unexpected(Errc::kStorageError);
+      continue;
+    }
+    if (name.ends_with("-future") || name.ends_with("-stray")) {
+      log::get("storage")->warn("event=partition_dir_skipped {}", log::kv("dir", e.name));
+      continue;
+    }
+    std::optional<TopicPartition> tp = parse_partition_dir_name(name);
+    if (!tp) {
+      log::get("storage")->warn("event=not_a_partition_dir {}", log::kv("dir", e.name));
+      continue;
+    }
+    const RecoveryHint hint{had_clean_shutdown_, lookup(recovery_points, *tp), lookup(log_starts, *tp),
+                            lookup(high_watermarks, *tp)};
+    auto log = PartitionLog::open(fs_, dir_ / e.name, config_for(tp->topic), clock_, hint);
+    if (!log) {
+      log::get("storage")->error("event=partition_open_failed {} {}", log::kv("dir", e.name),
+                                 log::kv("error", to_string(log.error())));
+      return unexpected(log.error());
+    }
+    std::optional<Uuid> topic_id;
+    if (auto id = read_partition_metadata(fs_, dir_ / e.name / kPartitionMetadataFile)) topic_id = *id;
+    logs_.emplace(*tp, Entry{std::move(*log), topic_id});
+  }
+  if (*clean) {
+    // From here on a crash is unclean again.
+    if (!fs_.remove(marker) || !fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
+  }
+  log::get("storage")->info("event=log_dir_loaded {} {} {}", log::kv("dir", dir_.string()),
+                            log::kv("partitions", logs_.size()), log::kv("clean_shutdown", had_clean_shutdown_));
+  return {};
+}
+
+PartitionLog* LogManager::get(const TopicPartition& tp) const {
+  auto it = logs_.find(tp);
+  return it == logs_.end() ? nullptr : it->second.log.get();
+}
+
+std::optional<Uuid> LogManager::topic_id(const TopicPartition& tp) const {
+  auto it = logs_.find(tp);
+  return it == logs_.end() ? std::nullopt : it->second.topic_id;
+}
+
+std::vector<TopicPartition> LogManager::partitions() const {
+  std::vector<TopicPartition> out;
+  out.reserve(logs_.size());
+  for (const auto& [tp, entry] : logs_) out.push_back(tp);
+  return out;
+}
+
+Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const Uuid& topic_id, LogConfig config) {
+  WEIR_ASSERT(!closed_);
+  if (PartitionLog* existing = get(tp)) return existing;
+  const fs::path dir = dir_ / to_string(tp);
+  if (!fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
+  if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok)
+    return unexpected(ok.error());
+  if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
+  auto log = PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
+  if (!log) return unexpected(log.error());
+  PartitionLog* out = log->get();
+  logs_.emplace(tp, Entry{std::move(*log), topic_id});
+  return out;
+}
+
+Result<void, Errc> LogManager::remove(const TopicPartition& tp) {
+  WEIR_ASSERT(!closed_);
+  auto it = logs_.find(tp);
+  if (it == logs_.end()) return unexpected(Errc::kNotFound);
+  auto removed = it->second.log->remove();
+  logs_.erase(it);
+  return removed;
+}
+
+Result<void, Errc> LogManager::write_checkpoints() {
+  OffsetCheckpoint recovery_points;
+  OffsetCheckpoint log_starts;
+  OffsetCheckpoint high_watermarks;
+  for (const auto& [tp, entry] : logs_) {
+    recovery_points[tp] = entry.log->recovery_point();
+    log_starts[tp] = entry.log->log_start_offset();
+    high_watermarks[tp] = entry.log->high_watermark();
+  }
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, recovery_points); !ok) return ok;
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, log_starts); !ok) return ok;
+  return write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, high_watermarks);
+}
+
+Result<void, Errc> LogManager::close() {
+  if (closed_) return {};
+  Result<void, Errc> result;
+  for (auto& [tp, entry] : logs_) {
+    if (auto ok = entry.log->close(); !ok) {
+      log::get("storage")->error("event=partition_close_failed {} {}", log::kv("partition", tp),
+                                 log::kv("error", to_string(ok.error())));
+      result = ok;
+    }
+  }
+  if (!result) return result;  // no marker: the next start recovers
+  if (auto ok = write_checkpoints(); !ok) return ok;
+  if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, kCleanShutdownContent)) {
+    return unexpected(Errc::kStorageError);
+  }
+  closed_ = true;
+  return {};
+}
+
+}  // namespace weir::storage

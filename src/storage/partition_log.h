@@ -1,0 +1,253 @@
+// PartitionLog: the log of one topic partition, in Kafka's on-disk format, in its directory
+// `<log dir>/<topic>-<partition>/`:
+//
+//   00000000000000000000.log/.index/.timeindex[/.txnindex]   segments (segment.h)
+//   00000000000000004711.log/...                              the last one is the active segment
+//   leader-epoch-checkpoint                                   leader_epoch_cache.h, checkpoint.h
+//   partition.metadata                                        topic id (written by LogManager)
+//   *.snapshot                                                producer state (transactions layer; left alone)
+//
+// Offsets: log_start_offset() <= every readable offset < log_end_offset() (LEO). Batches are
+// appended at the active segment; a new segment is rolled when the active one would pass
+// segment.bytes, is older than segment.ms (by record timestamps, as Kafka measures it), has a
+// full index, or cannot hold the offsets as 32-bit deltas.
+//
+// Durability: appends are written (page cache) at once; prepare_sync() names what must be
+// synced for everything appended so far, the Flusher syncs it, mark_synced() records it and
+// advances recovery_point(): every offset below it is durable. flush() does all of that inline.
+//
+// Recovery (open): after an unclean shutdown every segment that may hold offsets at or after the
+// recovery point is checked batch by batch (magic, CRC, offsets); the log is cut at the first
+// invalid or partial batch, later segments are deleted, indexes rebuilt. After a clean shutdown
+// only the active segment's tail (after its last index entry) is read. Missing or corrupt
+// indexes of any segment are rebuilt when found.
+//
+// Threading: a PartitionLog has one owner thread; call every method there. The only things that
+// leave it are FileSlice (its file may be read and sent from any thread, and keeps the file open
+// even after the segment is deleted) and SyncToken (synced on the flusher thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "storage/errc.h"
+#include "storage/file.h"
+#include "storage/leader_epoch_cache.h"
+#include "storage/segment.h"
+#include "storage/sync_token.h"
+#include "storage/transaction_index.h"
+
+namespace weir::storage {
+
+// Topic-level configs, with Kafka's names and defaults.
+struct LogConfig {
+  std::int64_t segment_bytes = 1073741824;      // segment.bytes
+  std::int64_t segment_ms = 604800000;          // segment.ms
+  std::int32_t index_interval_bytes = 4096;     // index.interval.bytes
+  std::int32_t segment_index_bytes = 10485760;  // segment.index.bytes
+  std::int64_t retention_ms = 604800000;        // retention.ms; -1: keep forever
+  std::int64_t retention_bytes = -1;            // retention.bytes; -1: no limit
+  std::int32_t max_message_bytes = 1048588;     // max.message.bytes (per batch)
+  bool log_append_time = false;                 // message.timestamp.type=LogAppendTime
+  std::int64_t timestamp_before_max_ms = std::numeric_limits<std::int64_t>::max();  // message.timestamp.before.max.ms
+  std::int64_t timestamp_after_max_ms = 3600000;                                    // message.timestamp.after.max.ms
+  std::int64_t file_delete_delay_ms = 60000;                                        // file.delete.delay.ms
+};
+
+// What the log directory's checkpoint files say about this partition.
+struct RecoveryHint {
+  bool clean_shutdown = false;        // the log dir had its clean-shutdown marker
+  std::int64_t recovery_point = 0;    // recovery-point-offset-checkpoint (0 if absent)
+  std::int64_t log_start_offset = 0;  // log-start-offset-checkpoint (0 if absent)
+  std::int64_t high_watermark = 0;    // replication-offset-checkpoint (0 if absent)
+};
+
+struct AppendInfo {
+  std::int64_t first_offset = -1;
+  std::int64_t last_offset = -1;
+  std::int64_t log_append_time_ms = -1;  // -1 unless the topic uses LogAppendTime
+  std::int64_t log_start_offset = 0;
+  std::int32_t batches = 0;
+  std::int64_t max_timestamp_ms = -1;
+};
+
+// A byte range of a segment file holding whole batches. Keeps the file open (even if the
+// segment is deleted meanwhile), so it can be sent with sendfile(2) from any thread.
+struct FileSlice {
+  std::shared_ptr<const File> file;
+  std::int64_t position = 0;
+  std::int32_t size = 0;
+  [[nodiscard]] int fd() const noexcept { return file->fd(); }
+};
+
+struct ReadResult {
+  std::vector<FileSlice> slices;
+  std::int64_t size_bytes = 0;
+  // Copies the slices' bytes (pread) to the end of out. kStorageError on a read error or if a
+  // file is shorter than its slice (truncated since).
+  [[nodiscard]] Result<void, Errc> append_to(std::vector<std::uint8_t>& out) const;
+};
+
+class PartitionLog {
+ public:
+  // Opens (creating if missing) the partition directory `dir` and recovers it as the hint says.
+  // fs and clock must outlive the log.
+  [[nodiscard]] static Result<std::unique_ptr<PartitionLog>, Errc> open(FileSystem& fs, std::filesystem::path dir,
+                                                                        LogConfig config, const Clock& clock,
+                                                                        RecoveryHint hint);
+  // Does not flush or write anything (as if the process died); call close() for a clean shutdown.
+  ~PartitionLog();
+  PartitionLog(const PartitionLog&) = delete;
+  PartitionLog& operator=(const PartitionLog&) = delete;
+
+  // Producer batches (one or more concatenated v2 batches as a client sent them). Each batch is
+  // validated: framing, magic 2, CRC32C, record count vs lastOffsetDelta, client rules (base
+  // offset 0, no control batch, sequence with producer id), every record (uncompressed batches),
+  // size <= max.message.bytes, timestamps within message.timestamp.{before,after}.max.ms of now
+  // (CreateTime). Then offsets are assigned from the log end offset, the partition leader epoch
+  // stamped, and maxTimestamp set (to the records' largest timestamp, or to now and the
+  // LogAppendTime bit when the topic says so), in place in `batches`. All or nothing: on any
+  // error the log is unchanged. Empty input appends nothing (batches = 0, offsets -1).
+  [[nodiscard]] Result<AppendInfo, Errc> append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch);
+
+  // Batches that already carry their offsets (control markers written by the broker,
+  // replication later): checked like stored batches (framing, magic, CRC, counts, records) and
+  // appended as they are. Offsets must start at or after the log end offset and increase
+  // (kInvalidRecord otherwise). All or nothing.
+  [[nodiscard]] Result<AppendInfo, Errc> append_with_offsets(std::span<const std::byte> batches);
+
+  // Whole batches from the one containing `offset`: at most max_bytes unless min_one_batch and
+  // the first batch alone is larger (then exactly that batch); never a batch whose base offset is
+  // at or after max_offset (the high watermark or last stable offset). May span segments.
+  // offset < log start or > LEO: kOffsetOutOfRange. offset == LEO or >= max_offset: empty result.
+  [[nodiscard]] Result<ReadResult, Errc> read(std::int64_t offset, std::int32_t max_bytes, std::int64_t max_offset,
+                                              bool min_one_batch) const;
+
+  // The first record (at or after the log start) with timestamp >= timestamp_ms; nullopt if none.
+  [[nodiscard]] Result<std::optional<TimestampOffset>, Errc> lookup_offset_by_timestamp(
+      std::int64_t timestamp_ms) const;
+  // The record with the largest timestamp (ListOffsets MAX_TIMESTAMP); nullopt if the log has none.
+  [[nodiscard]] Result<std::optional<TimestampOffset>, Errc> lookup_max_timestamp() const;
+  // The same, with an I/O error logged and reported as "none" (the shape the broker codes against).
+  [[nodiscard]] std::optional<TimestampOffset> find_offset_by_timestamp(std::int64_t timestamp_ms) const;
+  [[nodiscard]] std::optional<TimestampOffset> max_timestamp() const;
+
+  [[nodiscard]] std::int64_t log_start_offset() const noexcept { return log_start_offset_; }
+  [[nodiscard]] std::int64_t log_end_offset() const noexcept { return log_end_offset_; }
+  [[nodiscard]] std::int64_t size_bytes() const noexcept;
+  [[nodiscard]] std::size_t segment_count() const noexcept { return segments_.size(); }
+  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+  [[nodiscard]] const LogConfig& config() const noexcept { return config_; }
+
+  // The high watermark, kept here for replication-offset-checkpoint (LogManager writes it and
+  // passes it back in RecoveryHint); the broker advances it. Clamped to [log start, LEO].
+  [[nodiscard]] std::int64_t high_watermark() const noexcept { return high_watermark_; }
+  void update_high_watermark(std::int64_t offset) noexcept;
+
+  // DeleteRecords: moves the log start up to offset (kOffsetOutOfRange if beyond LEO) and deletes
+  // the segments wholly below it. A smaller offset is a no-op.
+  [[nodiscard]] Result<void, Errc> delete_records_before(std::int64_t offset);
+  // Removes every batch with last offset >= offset; the LEO becomes offset (no-op if offset >=
+  // LEO). Below the log start, the whole log is dropped and restarted at offset.
+  [[nodiscard]] Result<void, Errc> truncate_to(std::int64_t offset);
+  // retention.ms (segments whose largest timestamp is older than now_ms - retention.ms) and
+  // retention.bytes (oldest segments while the log stays at or above the limit without them),
+  // whole segments, plus segments wholly below the log start. (Kafka also keeps segments that
+  // reach past the high watermark; with one replica the broker's HW is the LEO, so that check
+  // waits for replication.)
+  // The active segment is never deleted while active: if it has expired it is rolled first, as
+  // Kafka does. Also removes files deleted more than file.delete.delay.ms ago. Returns the
+  // number of segments deleted.
+  int apply_retention(std::int64_t now_ms);
+  // Starts a new active segment at the LEO (no-op if the active segment is empty).
+  [[nodiscard]] Result<void, Errc> roll();
+  void set_config(LogConfig config);
+
+  // Leader epochs (leader-epoch-checkpoint) for OffsetForLeaderEpoch: (epoch, end offset) as
+  // Kafka computes it; nullopt for UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET.
+  [[nodiscard]] std::optional<std::pair<std::int32_t, std::int64_t>> end_offset_for_epoch(std::int32_t epoch) const;
+  [[nodiscard]] std::optional<std::int32_t> latest_epoch() const;
+  [[nodiscard]] const std::vector<EpochEntry>& epoch_entries() const noexcept { return epochs_.entries(); }
+
+  // Aborted transactions (filled by the transactions layer). append_aborted_transaction() puts
+  // the entry in the segment holding txn.last_offset (the abort marker).
+  [[nodiscard]] Result<void, Errc> append_aborted_transaction(const AbortedTxn& txn);
+  // Entries overlapping [start_offset, upper_bound_offset), from the segment holding start_offset on.
+  [[nodiscard]] Result<std::vector<AbortedTxn>, Errc> collect_aborted_transactions(
+      std::int64_t start_offset, std::int64_t upper_bound_offset) const;
+
+  // Durability. prepare_sync() names every file with unsynced writes (and the directory, after a
+  // new segment); hand it to the Flusher, then call mark_synced() here once it succeeded.
+  [[nodiscard]] SyncToken prepare_sync();
+  void mark_synced(const SyncToken& token);
+  // Syncs everything inline (all files, indexes included) and advances the recovery point.
+  [[nodiscard]] Result<void, Errc> flush();
+  [[nodiscard]] std::int64_t recovery_point() const noexcept { return recovery_point_; }
+
+  // Clean shutdown: flush, final index entries, leader-epoch checkpoint, pending deletions. The
+  // log cannot be used afterwards.
+  [[nodiscard]] Result<void, Errc> close();
+  // Deletes the partition: renames the directory to `<topic>-<partition>.<32 hex>-delete`
+  // (Kafka's form), syncs its parent, then removes it. The log cannot be used afterwards.
+  [[nodiscard]] Result<void, Errc> remove();
+
+  // Set after an I/O failure left the files in an unknown state (a failed rollback): appends
+  // fail with kStorageError until the log is reopened (which recovers it).
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+
+ private:
+  struct PendingDeletion {
+    std::unique_ptr<Segment> segment;
+    std::int64_t due_ms;  // monotonic
+  };
+
+  PartitionLog(FileSystem& fs, std::filesystem::path dir, LogConfig config, const Clock& clock);
+
+  [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
+  [[nodiscard]] Status<Errc> load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases);
+  [[nodiscard]] Status<Errc> recover_from(std::size_t first_index);
+  [[nodiscard]] SegmentConfig segment_config() const noexcept;
+  [[nodiscard]] Segment& active() const noexcept { return *segments_.back(); }
+  // The index of the last segment with base offset <= offset (0 if offset is below them all).
+  [[nodiscard]] std::size_t segment_index_for(std::int64_t offset) const noexcept;
+
+  [[nodiscard]] Status<Errc> write(ByteSpan bytes, const std::vector<BatchHeader>& headers, std::int64_t first_offset,
+                                   std::int64_t max_timestamp);
+  [[nodiscard]] Status<Errc> maybe_roll(std::int64_t messages_bytes, std::int64_t max_timestamp,
+                                        std::int64_t first_offset, std::int64_t last_offset);
+  [[nodiscard]] Status<Errc> roll_at(std::int64_t base_offset);
+  void assign_epoch(std::int32_t epoch, std::int64_t start_offset);
+  // Removes the first n segments (renamed now, files removed after file.delete.delay.ms).
+  [[nodiscard]] Status<Errc> delete_oldest_segments(std::size_t n);
+  void purge_deleted_files(bool all);
+  [[nodiscard]] Status<Errc> truncate_fully_and_start_at(std::int64_t offset);
+  [[nodiscard]] int delete_expired_segments(std::int64_t now_ms);
+
+  FileSystem& fs_;
+  std::filesystem::path dir_;
+  LogConfig config_;
+  const Clock& clock_;
+  std::vector<std::unique_ptr<Segment>> segments_;  // by base offset; back() is active
+  LeaderEpochCache epochs_;
+  std::int64_t log_start_offset_ = 0;
+  std::int64_t log_end_offset_ = 0;
+  std::int64_t recovery_point_ = 0;
+  std::int64_t high_watermark_ = 0;
+  std::uint64_t truncations_ = 0;       // voids SyncTokens prepared before a truncation
+  std::uint64_t directory_writes_ = 0;  // segment files created
+  std::uint64_t directory_synced_ = 0;
+  std::vector<PendingDeletion> pending_deletions_;
+  bool failed_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace weir::storage

@@ -1,0 +1,78 @@
+#include "txn/producer_state.h"
+
+#include <limits>
+
+namespace weir::txn {
+
+namespace {
+
+bool in_sequence(std::int32_t last_seq, std::int32_t next_seq) {
+  return static_cast<std::int64_t>(next_seq) == static_cast<std::int64_t>(last_seq) + 1 ||
+         (next_seq == 0 && last_seq == std::numeric_limits<std::int32_t>::max());
+}
+
+void apply(ProducerEntry& e, const BatchInfo& b, std::int64_t first_offset) {
+  if (b.epoch != e.epoch) {
+    e.epoch = b.epoch;
+    e.batches.clear();
+  }
+  e.batches.push_back(BatchMetadata{b.first_seq, b.last_seq, first_offset, first_offset + b.record_count - 1,
+                                    b.max_timestamp_ms});
+  while (e.batches.size() > ProducerStateTable::kMaxCachedBatches) e.batches.pop_front();
+  e.last_timestamp_ms = b.max_timestamp_ms;
+}
+
+}  // namespace
+
+CheckResult ProducerStateTable::check(const std::vector<BatchInfo>& batches) const {
+  // Work on copies of the entries this append touches, so later batches see earlier ones.
+  std::unordered_map<std::int64_t, ProducerEntry> pending;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const BatchInfo& b = batches[i];
+    if (b.producer_id < 0) continue;
+    auto pit = pending.find(b.producer_id);
+    if (pit == pending.end()) {
+      auto it = producers_.find(b.producer_id);
+      pit = pending.emplace(b.producer_id, it == producers_.end() ? ProducerEntry{} : it->second).first;
+    }
+    ProducerEntry& e = pit->second;
+    const bool has_state = e.epoch >= 0;
+    if (has_state && b.epoch < e.epoch) return CheckResult{ProducerCheck::kInvalidProducerEpoch, std::nullopt, i};
+    if (has_state && b.epoch == e.epoch) {
+      for (const auto& m : e.batches) {
+        if (m.first_seq == b.first_seq && m.last_seq == b.last_seq) {
+          return CheckResult{ProducerCheck::kDuplicate, m, i};
+        }
+      }
+      const std::int32_t last = e.batches.empty() ? -1 : e.batches.back().last_seq;
+      if (!e.batches.empty() && !in_sequence(last, b.first_seq)) {
+        return CheckResult{ProducerCheck::kOutOfOrderSequence, std::nullopt, i};
+      }
+    } else if (has_state && b.epoch > e.epoch && b.first_seq != 0) {
+      return CheckResult{ProducerCheck::kOutOfOrderSequence, std::nullopt, i};
+    }
+    apply(e, b, 0);
+  }
+  return CheckResult{};
+}
+
+void ProducerStateTable::update(const std::vector<BatchInfo>& batches, std::int64_t first_offset) {
+  std::int64_t offset = first_offset;
+  for (const auto& b : batches) {
+    if (b.producer_id >= 0) apply(producers_[b.producer_id], b, offset);
+    offset += b.record_count;
+  }
+}
+
+void ProducerStateTable::expire(std::int64_t now_ms, std::int64_t expiration_ms) {
+  std::erase_if(producers_, [&](const auto& kv) {
+    return kv.second.last_timestamp_ms >= 0 && now_ms - kv.second.last_timestamp_ms >= expiration_ms;
+  });
+}
+
+const ProducerEntry* ProducerStateTable::find(std::int64_t producer_id) const {
+  auto it = producers_.find(producer_id);
+  return it == producers_.end() ? nullptr : &it->second;
+}
+
+}  // namespace weir::txn

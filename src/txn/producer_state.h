@@ -1,0 +1,75 @@
+// Per-partition state of idempotent producers, checked on every leader append so a retried batch
+// is answered with its original offsets instead of being written again, and a gap or a stale
+// epoch is refused with the error Apache Kafka returns.
+//
+// Per producer id: the epoch and the sequence/offset ranges of its last 5 batches (a producer
+// has at most 5 requests in flight per partition). Rules, for a batch (pid, epoch, first_seq,
+// last_seq) of a producer with state:
+//   epoch <  current                     -> INVALID_PRODUCER_EPOCH
+//   epoch >  current                     -> first_seq must be 0, else OUT_OF_ORDER_SEQUENCE_NUMBER
+//   epoch == current, same seq range as one of the last 5 batches -> duplicate (original offsets)
+//   epoch == current, first_seq != last_seq + 1 (mod 2^31)         -> OUT_OF_ORDER_SEQUENCE_NUMBER
+// A producer without state (new, or its state expired) is accepted at any sequence.
+//
+// Pure: no I/O, no clock; times are passed in. Owned by the partition's shard.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace weir::txn {
+
+struct BatchMetadata {
+  std::int32_t first_seq = -1;
+  std::int32_t last_seq = -1;
+  std::int64_t first_offset = -1;
+  std::int64_t last_offset = -1;
+  std::int64_t timestamp_ms = -1;
+};
+
+struct ProducerEntry {
+  std::int16_t epoch = -1;
+  std::deque<BatchMetadata> batches;  // oldest first, at most kMaxCachedBatches
+  std::int64_t last_timestamp_ms = -1;
+};
+
+// What the caller needs to know about one batch of an append.
+struct BatchInfo {
+  std::int64_t producer_id = -1;
+  std::int16_t epoch = -1;
+  std::int32_t first_seq = -1;
+  std::int32_t last_seq = -1;  // first_seq + lastOffsetDelta (mod 2^31)
+  std::int32_t record_count = 0;  // lastOffsetDelta + 1: offsets the batch occupies
+  std::int64_t max_timestamp_ms = -1;
+};
+
+enum class ProducerCheck { kOk, kDuplicate, kInvalidProducerEpoch, kOutOfOrderSequence };
+
+struct CheckResult {
+  ProducerCheck outcome = ProducerCheck::kOk;
+  std::optional<BatchMetadata> duplicate;  // for kDuplicate: where the original was written
+  std::size_t batch_index = 0;             // which batch decided the outcome
+};
+
+class ProducerStateTable {
+ public:
+  static constexpr std::size_t kMaxCachedBatches = 5;
+
+  // Checks the batches of one append, in order, as if each earlier one had been written.
+  [[nodiscard]] CheckResult check(const std::vector<BatchInfo>& batches) const;
+  // Records the batches after they were written starting at `first_offset`.
+  void update(const std::vector<BatchInfo>& batches, std::int64_t first_offset);
+  // Drops producers idle for longer than `expiration_ms` (producer.id.expiration.ms).
+  void expire(std::int64_t now_ms, std::int64_t expiration_ms);
+
+  [[nodiscard]] const ProducerEntry* find(std::int64_t producer_id) const;
+  [[nodiscard]] std::size_t size() const { return producers_.size(); }
+
+ private:
+  std::unordered_map<std::int64_t, ProducerEntry> producers_;
+};
+
+}  // namespace weir::txn

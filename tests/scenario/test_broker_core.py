@@ -1,0 +1,238 @@
+"""Broker core: topics, produce, fetch, offsets — with the real tools (kafka-topics, the console
+producer, kafka-get-offsets, kcat, confluent-kafka), differential against Apache Kafka where the
+`broker` fixture is used."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness import run_tool
+
+
+def create_topic(broker, name, partitions=3, rf=1):
+    res = run_tool("kafka-topics", "--create", "--topic", name, "--partitions", partitions,
+                   "--replication-factor", rf, bootstrap=broker, timeout=90)
+    return res
+
+
+def produce(broker, topic, messages, **conf):
+    """messages: list of (key, value[, partition]); returns delivery reports (partition, offset)."""
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", **conf})
+    reports = []
+
+    def on_delivery(err, msg):
+        reports.append((err, msg.partition(), msg.offset(), msg.key(), msg.value()))
+
+    for m in messages:
+        kw = {"key": m[0], "value": m[1], "on_delivery": on_delivery}
+        if len(m) > 2:
+            kw["partition"] = m[2]
+        p.produce(topic, **kw)
+    assert p.flush(60) == 0
+    errors = [r for r in reports if r[0] is not None]
+    assert not errors, errors
+    return reports
+
+
+def consume_all(broker, topic, partitions, expected, timeout=60.0, **conf):
+    """Reads from offset 0 of each partition (assign, no group) until `expected` messages."""
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "core-reader",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest", **conf})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < expected and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                raise KafkaException(msg.error())
+            got.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
+    finally:
+        c.close()
+    return got
+
+
+# ------------------------------------------------------------------------------------- topics
+def test_kafka_topics_create_list_describe_delete(broker, topic_name):
+    res = create_topic(broker, topic_name, partitions=3).check()
+    assert f"Created topic {topic_name}." in res.stdout
+
+    listed = run_tool("kafka-topics", "--list", bootstrap=broker, timeout=90).check()
+    assert topic_name in listed.lines
+
+    desc = run_tool("kafka-topics", "--describe", "--topic", topic_name, bootstrap=broker, timeout=90).check()
+    assert f"PartitionCount: 3" in desc.stdout
+    assert "ReplicationFactor: 1" in desc.stdout
+    rows = [l for l in desc.lines if l.strip().startswith("Topic:") and "Partition:" in l]
+    assert len(rows) == 3
+    for row in rows:
+        assert f"Leader: {broker.node_id}" in row
+        assert f"Replicas: {broker.node_id}" in row
+        assert f"Isr: {broker.node_id}" in row
+
+    run_tool("kafka-topics", "--delete", "--topic", topic_name, bootstrap=broker, timeout=90).check()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        listed = run_tool("kafka-topics", "--list", bootstrap=broker, timeout=90).check()
+        if topic_name not in listed.lines:
+            break
+        time.sleep(0.5)
+    assert topic_name not in listed.lines
+
+
+def test_creating_an_existing_topic_fails_with_topic_already_exists(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name]
+    with pytest.raises(KafkaException) as e:
+        fut.result(30)
+    assert e.value.args[0].name() == "TOPIC_ALREADY_EXISTS"
+
+
+def test_replication_factor_above_broker_count_is_refused(broker, topic_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.create_topics([NewTopic(topic_name, 1, 3)])[topic_name]
+    with pytest.raises(KafkaException) as e:
+        fut.result(30)
+    err = e.value.args[0]
+    assert err.name() == "INVALID_REPLICATION_FACTOR"
+    assert "replication factor of 3" in err.str() or "3 time(s)" in err.str()
+
+
+def test_invalid_topic_name_is_refused(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.create_topics([NewTopic("bad/name", 1, 1)])["bad/name"]
+    with pytest.raises(KafkaException) as e:
+        fut.result(30)
+    assert e.value.args[0].name() == "TOPIC_EXCEPTION"  # librdkafka's name for INVALID_TOPIC_EXCEPTION (17)
+    assert e.value.args[0].code() == 17
+
+
+# ----------------------------------------------------------------------------- produce/fetch
+def test_keyed_messages_roundtrip_and_keep_per_key_partitions(broker, topic_name):
+    create_topic(broker, topic_name, partitions=3).check()
+    msgs = [(f"key-{i % 7}".encode(), f"value-{i}".encode()) for i in range(60)]
+    reports = produce(broker, topic_name, msgs)
+
+    # Same key, same partition; offsets dense from 0 in each partition.
+    by_key = {}
+    for _, part, _, key, _ in reports:
+        by_key.setdefault(key, set()).add(part)
+    assert all(len(parts) == 1 for parts in by_key.values())
+    per_part = {}
+    for _, part, off, _, _ in reports:
+        per_part.setdefault(part, []).append(off)
+    for offs in per_part.values():
+        assert sorted(offs) == list(range(len(offs)))
+
+    got = consume_all(broker, topic_name, 3, len(msgs))
+    assert sorted((p, o, k, v) for _, p, o, k, v in reports) == sorted(got)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_every_compression_codec_roundtrips(broker, topic_name, codec):
+    create_topic(broker, topic_name, partitions=1).check()
+    msgs = [(None, (f"payload-{i}-" + "x" * 200).encode()) for i in range(100)]
+    produce(broker, topic_name, msgs, **{"compression.type": codec, "linger.ms": 50})
+    got = consume_all(broker, topic_name, 1, len(msgs))
+    assert [v for _, _, _, v in got] == [m[1] for m in msgs]
+
+
+def test_kcat_produces_and_consumes(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    lines = "\n".join(f"k{i}:v{i}" for i in range(10)) + "\n"
+    subprocess.run(["kcat", "-b", broker.bootstrap, "-P", "-t", topic_name, "-K", ":"], input=lines.encode(),
+                   check=True, timeout=60)
+    out = subprocess.run(["kcat", "-b", broker.bootstrap, "-C", "-t", topic_name, "-e", "-f", "%k=%s@%o\n"],
+                         capture_output=True, check=True, timeout=60).stdout.decode().splitlines()
+    assert out == [f"k{i}=v{i}@{i}" for i in range(10)]
+
+
+def test_console_producer_then_get_offsets(broker, topic_name):
+    create_topic(broker, topic_name, partitions=3).check()
+    lines = "".join(f"key{i}:m{i}\n" for i in range(12))
+    run_tool("kafka-console-producer", "--topic", topic_name, "--property", "parse.key=true",
+             "--property", "key.separator=:", bootstrap=broker, input=lines, timeout=90).check()
+    res = run_tool("kafka-get-offsets", "--topic", topic_name, bootstrap=broker, timeout=90).check()
+    counts = {}
+    for line in res.lines:
+        t, p, off = line.rsplit(":", 2)
+        assert t == topic_name
+        counts[int(p)] = int(off)
+    assert sorted(counts) == [0, 1, 2]
+    assert sum(counts.values()) == 12
+    got = consume_all(broker, topic_name, 3, 12)
+    assert sorted(v.decode() for _, _, _, v in got) == sorted(f"m{i}" for i in range(12))
+
+
+def test_offsets_for_times_and_earliest_latest(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    base = int(time.time() * 1000) - 100_000
+    for i in range(5):
+        p.produce(topic_name, value=f"v{i}".encode(), timestamp=base + i * 1000)
+    assert p.flush(30) == 0
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "times", "enable.auto.commit": False})
+    try:
+        lo, hi = c.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=30)
+        assert (lo, hi) == (0, 5)
+        found = c.offsets_for_times([TopicPartition(topic_name, 0, base + 2500)], timeout=30)
+        assert found[0].offset == 3
+        past = c.offsets_for_times([TopicPartition(topic_name, 0, base + 10_000)], timeout=30)
+        assert past[0].offset in (-1, 5)  # "no such offset": Kafka answers -1, librdkafka may map it to the end
+    finally:
+        c.close()
+
+
+def test_fetch_waits_for_data_then_returns_it(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "wait", "enable.auto.commit": False,
+                  "fetch.wait.max.ms": 5000})
+    c.assign([TopicPartition(topic_name, 0, 0)])
+    try:
+        assert c.poll(1.0) is None
+        produce(broker, topic_name, [(None, b"late")])
+        deadline = time.monotonic() + 30
+        msg = None
+        while msg is None and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+        assert msg is not None and msg.error() is None and msg.value() == b"late"
+    finally:
+        c.close()
+
+
+def test_metadata_request_auto_creates_topic(broker, topic_name):
+    reports = produce(broker, topic_name, [(None, b"x")])
+    assert reports[0][1] == 0
+    md = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(topic_name, timeout=30)
+    assert len(md.topics[topic_name].partitions) == 1
+
+
+# ---------------------------------------------------------------------------- weir only
+def test_data_and_topics_survive_kill_9(weir, topic_name):
+    create_topic(weir, topic_name, partitions=2).check()
+    msgs = [(f"k{i}".encode(), f"v{i}".encode()) for i in range(200)]
+    reports = produce(weir, topic_name, msgs)
+    weir.kill()
+    weir.restart()
+    got = consume_all(weir, topic_name, 2, len(msgs))
+    assert sorted((p, o, k, v) for _, p, o, k, v in reports) == sorted(got)
+    # New data continues after the recovered offsets.
+    more = produce(weir, topic_name, [(b"k0", b"after")])
+    assert more[0][2] == max(o for _, p, o, _, _ in reports if p == more[0][1]) + 1
+
+
+def test_produce_to_unknown_topic_without_auto_create(weir_factory, topic_name):
+    b = weir_factory(settings={"auto.create.topics.enable": "false"})
+    p = Producer({"bootstrap.servers": b.bootstrap, "message.timeout.ms": 3000})
+    errors = []
+    p.produce(topic_name, value=b"x", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(15)
+    assert errors and errors[0] is not None
+    assert errors[0].name() in ("UNKNOWN_TOPIC_OR_PART", "_MSG_TIMED_OUT", "_UNKNOWN_TOPIC")

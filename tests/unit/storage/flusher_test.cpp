@@ -1,0 +1,171 @@
+#include "storage/flusher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "storage/fault_file_system.h"
+#include "storage/partition_log.h"
+#include "test_util.h"
+
+namespace weir::storage {
+namespace {
+
+using testing::make_batch;
+using testing::TempDir;
+
+// Holds every sync until released, so a test can pile up requests behind a running cycle.
+class SyncGate {
+ public:
+  void hold() {
+    std::unique_lock lock(mutex_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+  }
+  void wait_until_held() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return waiting_ > 0; });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+class FlusherTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  FaultInjectingFileSystem fs;
+  ManualClock clock;
+  std::vector<std::unique_ptr<PartitionLog>> logs;
+
+  PartitionLog& make_log(int partition) {
+    auto log = PartitionLog::open(fs, tmp.path() / fmt::format("t-{}", partition), LogConfig{}, clock,
+                                  {.clean_shutdown = true});
+    EXPECT_TRUE(log.has_value());
+    logs.push_back(std::move(*log));
+    return *logs.back();
+  }
+  void append(PartitionLog& log) {
+    auto batch = make_batch(2, clock.wall_ms());
+    ASSERT_TRUE(log.append_as_leader(batch, 0).has_value());
+  }
+};
+
+TEST_F(FlusherTest, CallbackRunsAfterTheSyncAndTheLogMarksItDurable) {
+  PartitionLog& log = make_log(0);
+  append(log);
+  Flusher flusher(fs);
+  flusher.start();
+  const std::int64_t syncs_before = fs.file_syncs();
+  std::promise<Status<Errc>> done;
+  SyncToken token = log.prepare_sync();
+  ASSERT_FALSE(token.empty());
+  ASSERT_TRUE(flusher.submit(token, [&](Status<Errc> result) {
+    EXPECT_GT(fs.file_syncs(), syncs_before) << "synced before the callback";
+    done.set_value(result);
+  }));
+  ASSERT_TRUE(done.get_future().get().has_value());
+  log.mark_synced(token);  // on the owner thread, as the broker does
+  EXPECT_EQ(log.recovery_point(), 2);
+  EXPECT_GE(fs.directory_syncs(), 1) << "the new segment's directory";
+  // Durable now: survives a crash.
+  logs.clear();
+  fs.crash();
+  auto reopened = PartitionLog::open(fs, tmp.path() / "t-0", LogConfig{}, clock, {.recovery_point = 0});
+  ASSERT_TRUE(reopened.has_value());
+  EXPECT_EQ((*reopened)->log_end_offset(), 2);
+}
+
+TEST_F(FlusherTest, RequestsArrivingDuringACycleShareTheNextCycle) {
+  PartitionLog& a = make_log(0);
+  PartitionLog& b = make_log(1);
+  append(a);  // (its first append also writes a's leader-epoch checkpoint, with a sync)
+  SyncGate gate;
+  std::atomic<bool> gate_armed{true};
+  fs.set_sync_hook([&] {
+    if (gate_armed.exchange(false)) gate.hold();
+  });
+  Flusher flusher(fs);
+  flusher.start();
+  std::atomic<int> completed{0};
+  std::promise<void> all_done;
+  auto callback = [&](Status<Errc> result) {
+    EXPECT_TRUE(result.has_value());
+    if (++completed == 4) all_done.set_value();
+  };
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  gate.wait_until_held();  // cycle 1 is syncing a's file
+  append(a);
+  append(b);  // syncs b's leader-epoch checkpoint on this thread: the gate is no longer armed
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  ASSERT_TRUE(flusher.submit(b.prepare_sync(), callback));
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));  // the same file again: synced once
+  gate.release();
+  all_done.get_future().wait();
+  const Flusher::Stats stats = flusher.stats();
+  EXPECT_EQ(stats.cycles, 2);
+  EXPECT_EQ(stats.requests, 4);
+  EXPECT_EQ(stats.largest_cycle, 3);
+  EXPECT_EQ(stats.file_syncs, 1 + 2) << "cycle 2: a's and b's log files, once each";
+}
+
+TEST_F(FlusherTest, FailedSyncReportsStorageErrorToItsRequestsOnly) {
+  PartitionLog& a = make_log(0);
+  append(a);
+  Flusher flusher(fs);
+  flusher.start();
+  fs.fail_syncs(true);
+  std::promise<Status<Errc>> done;
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), [&](Status<Errc> r) { done.set_value(r); }));
+  auto result = done.get_future().get();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error(), Errc::kStorageError);
+  EXPECT_EQ(a.recovery_point(), 0);
+  fs.fail_syncs(false);
+  std::promise<Status<Errc>> retried;
+  SyncToken token = a.prepare_sync();
+  EXPECT_FALSE(token.empty()) << "still dirty: the failed sync did not count";
+  ASSERT_TRUE(flusher.submit(token, [&](Status<Errc> r) { retried.set_value(r); }));
+  EXPECT_TRUE(retried.get_future().get().has_value());
+  EXPECT_EQ(flusher.stats().failed_syncs, 2) << "the file and the directory";
+}
+
+TEST_F(FlusherTest, QueueIsBoundedAndStopFinishesQueuedRequests) {
+  PartitionLog& a = make_log(0);
+  append(a);
+  SyncGate gate;
+  std::atomic<bool> gate_armed{true};
+  fs.set_sync_hook([&] {
+    if (gate_armed.exchange(false)) gate.hold();
+  });
+  Flusher flusher(fs, {.max_queued_requests = 2});
+  EXPECT_FALSE(flusher.submit(a.prepare_sync(), [](Status<Errc>) {})) << "not started";
+  flusher.start();
+  std::atomic<int> completed{0};
+  auto callback = [&](Status<Errc>) { ++completed; };
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  gate.wait_until_held();
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  EXPECT_FALSE(flusher.submit(a.prepare_sync(), callback)) << "queue full";
+  gate.release();
+  flusher.stop();
+  EXPECT_EQ(completed.load(), 3);
+  EXPECT_FALSE(flusher.submit(a.prepare_sync(), callback)) << "stopped";
+  EXPECT_EQ(flusher.stats().rejected, 3);
+}
+
+}  // namespace
+}  // namespace weir::storage

@@ -1,0 +1,131 @@
+#include "storage/log_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "storage/fault_file_system.h"
+#include "test_util.h"
+
+namespace weir::storage {
+namespace {
+
+using testing::make_batch;
+using testing::read_all;
+using testing::TempDir;
+
+class LogManagerTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  FaultInjectingFileSystem fs;
+  ManualClock clock;
+  std::unique_ptr<LogManager> manager;
+  const Uuid topic_id = Uuid(0x1234, 0x5678);
+
+  std::filesystem::path dir() const { return tmp.path() / "data"; }
+
+  void open() {
+    manager.reset();
+    auto opened = LogManager::open(fs, dir(), clock, {});
+    ASSERT_TRUE(opened.has_value()) << opened.error();
+    manager = std::move(*opened);
+  }
+  void SetUp() override { open(); }
+
+  PartitionLog& create(const TopicPartition& tp) {
+    auto log = manager->create(tp, topic_id, LogConfig{});
+    EXPECT_TRUE(log.has_value());
+    return **log;
+  }
+  void append(PartitionLog& log, int records) {
+    auto batch = make_batch(records, clock.wall_ms());
+    ASSERT_TRUE(log.append_as_leader(batch, 0).has_value());
+  }
+  std::string text(std::string_view name) const {
+    return std::string(as_string_view(testing::file_bytes(dir() / name)));
+  }
+};
+
+TEST_F(LogManagerTest, CreateWritesPartitionMetadataAndReopens) {
+  PartitionLog& log = create({"my-topic.v2", 3});
+  append(log, 4);
+  EXPECT_TRUE(std::filesystem::exists(dir() / "my-topic.v2-3" / "00000000000000000000.log"));
+  EXPECT_EQ(std::string(as_string_view(testing::file_bytes(dir() / "my-topic.v2-3" / "partition.metadata"))),
+            "version: 0\ntopic_id: " + topic_id.to_string());
+  ASSERT_TRUE(manager->close().has_value());
+  open();
+  EXPECT_TRUE(manager->had_clean_shutdown());
+  ASSERT_EQ(manager->partitions(), (std::vector<TopicPartition>{{"my-topic.v2", 3}}));
+  EXPECT_EQ(manager->topic_id({"my-topic.v2", 3}), topic_id);
+  EXPECT_EQ(manager->get({"my-topic.v2", 3})->log_end_offset(), 4);
+  EXPECT_EQ(manager->get({"nope", 0}), nullptr);
+}
+
+TEST_F(LogManagerTest, CleanShutdownWritesCheckpointsAndTheMarker) {
+  PartitionLog& a = create({"a", 0});
+  PartitionLog& b = create({"b", 1});
+  append(a, 3);
+  append(b, 5);
+  a.update_high_watermark(3);
+  ASSERT_TRUE(b.delete_records_before(2).has_value());
+  ASSERT_TRUE(manager->close().has_value());
+  EXPECT_EQ(text("recovery-point-offset-checkpoint"), "0\n2\na 0 3\nb 1 5\n");
+  EXPECT_EQ(text("log-start-offset-checkpoint"), "0\n2\na 0 0\nb 1 2\n");
+  EXPECT_EQ(text("replication-offset-checkpoint"), "0\n2\na 0 3\nb 1 2\n");
+  EXPECT_EQ(text(".kafka_cleanshutdown"), R"({"version":0,"brokerEpoch":-1})");
+  open();
+  EXPECT_TRUE(manager->had_clean_shutdown());
+  EXPECT_FALSE(std::filesystem::exists(dir() / ".kafka_cleanshutdown")) << "removed once open";
+  EXPECT_EQ(manager->get({"b", 1})->log_start_offset(), 2);
+  EXPECT_EQ(manager->get({"a", 0})->high_watermark(), 3);
+}
+
+TEST_F(LogManagerTest, CrashWithoutCloseRecoversFromTheCheckpointedRecoveryPoint) {
+  PartitionLog& a = create({"a", 0});
+  append(a, 3);
+  ASSERT_TRUE(a.flush().has_value());
+  ASSERT_TRUE(manager->write_checkpoints().has_value());
+  append(a, 2);  // not synced
+  manager.reset();
+  fs.crash();
+  open();
+  EXPECT_FALSE(manager->had_clean_shutdown());
+  EXPECT_EQ(manager->get({"a", 0})->log_end_offset(), 3);
+}
+
+TEST_F(LogManagerTest, RemoveDeletesThePartitionDirectory) {
+  PartitionLog& a = create({"a", 0});
+  append(a, 1);
+  ASSERT_TRUE(manager->remove({"a", 0}).has_value());
+  EXPECT_FALSE(std::filesystem::exists(dir() / "a-0"));
+  EXPECT_EQ(manager->remove({"a", 0}).error(), Errc::kNotFound);
+  EXPECT_TRUE(manager->partitions().empty());
+}
+
+TEST_F(LogManagerTest, DeleteDirectoriesAreRemovedAndOthersSkippedOnOpen) {
+  create({"a", 0});
+  ASSERT_TRUE(manager->close().has_value());
+  manager.reset();
+  for (const char* d : {"a-1.0123456789abcdef0123456789abcdef-delete", "a-2.0123456789abcdef0123456789abcdef-future",
+                        "__cluster_metadata-0", "not_a_partition"}) {
+    std::filesystem::create_directories(dir() / d);
+    testing::write_bytes_at(dir() / d / "00000000000000000000.log", 0, as_bytes(""));
+  }
+  open();
+  EXPECT_EQ(manager->partitions(), (std::vector<TopicPartition>{{"a", 0}}));
+  EXPECT_FALSE(std::filesystem::exists(dir() / "a-1.0123456789abcdef0123456789abcdef-delete"));
+  EXPECT_TRUE(std::filesystem::exists(dir() / "a-2.0123456789abcdef0123456789abcdef-future"));
+  EXPECT_TRUE(std::filesystem::exists(dir() / "__cluster_metadata-0"));
+}
+
+TEST_F(LogManagerTest, MalformedRecoveryCheckpointMeansFullRecovery) {
+  PartitionLog& a = create({"a", 0});
+  append(a, 2);
+  ASSERT_TRUE(manager->close().has_value());
+  manager.reset();
+  testing::write_bytes_at(dir() / "recovery-point-offset-checkpoint", 0, as_bytes("garbage"));
+  open();
+  EXPECT_FALSE(manager->had_clean_shutdown());
+  EXPECT_EQ(manager->get({"a", 0})->log_end_offset(), 2);
+}
+
+}  // namespace
+}  // namespace weir::storage
