@@ -236,3 +236,29 @@ def test_produce_to_unknown_topic_without_auto_create(weir_factory, topic_name):
     p.flush(15)
     assert errors and errors[0] is not None
     assert errors[0].name() in ("UNKNOWN_TOPIC_OR_PART", "_MSG_TIMED_OUT", "_UNKNOWN_TOPIC")
+
+
+def test_delete_records_advances_the_log_start(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    produce(broker, topic_name, [(None, f"v{i}".encode()) for i in range(10)])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.delete_records([TopicPartition(topic_name, 0, 4)])
+    res = list(fut.values())[0].result(30)
+    assert res.low_watermark == 4
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "dr", "enable.auto.commit": False})
+    try:
+        assert c.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=30) == (4, 10)
+    finally:
+        c.close()
+    got = consume_all(broker, topic_name, 1, 6, **{"auto.offset.reset": "earliest"})
+    assert [o for _, o, _, _ in got] == list(range(4, 10))
+
+
+def test_delete_records_beyond_the_high_watermark_is_out_of_range(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    produce(broker, topic_name, [(None, b"x")])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.delete_records([TopicPartition(topic_name, 0, 5)])
+    with pytest.raises(KafkaException) as e:
+        list(fut.values())[0].result(30)
+    assert e.value.args[0].name() == "OFFSET_OUT_OF_RANGE"

@@ -32,6 +32,10 @@
 #include "protocol/gen/incremental_alter_configs_response.h"
 #include "protocol/gen/create_partitions_request.h"
 #include "protocol/gen/create_partitions_response.h"
+#include "protocol/gen/delete_records_request.h"
+#include "protocol/gen/delete_records_response.h"
+#include "protocol/gen/offset_for_leader_epoch_request.h"
+#include "protocol/gen/offset_for_leader_epoch_response.h"
 
 namespace weir::broker {
 
@@ -76,6 +80,8 @@ WEIR_HANDLER(DescribeConfigs, 1, 4);
 WEIR_HANDLER(AlterConfigs, 0, 2);
 WEIR_HANDLER(IncrementalAlterConfigs, 0, 1);
 WEIR_HANDLER(CreatePartitions, 0, 3);
+WEIR_HANDLER(DeleteRecords, 0, 2);
+WEIR_HANDLER(OffsetForLeaderEpoch, 2, 4);
 
 #undef WEIR_HANDLER
 

@@ -12,7 +12,8 @@ namespace weir::broker {
 using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler, MetadataHandler, ApiVersionsHandler,
                                CreateTopicsHandler, DeleteTopicsHandler, InitProducerIdHandler,
                                DescribeClusterHandler, DescribeConfigsHandler, AlterConfigsHandler,
-                               IncrementalAlterConfigsHandler, CreatePartitionsHandler>;
+                               IncrementalAlterConfigsHandler, CreatePartitionsHandler, DeleteRecordsHandler,
+                               OffsetForLeaderEpochHandler>;
 
 struct ServedApi {
   std::int16_t key;

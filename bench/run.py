@@ -1,0 +1,614 @@
+#!/usr/bin/env python3
+"""weir vs Apache Kafka on the same machine, one after the other, same clients, same settings.
+
+Run with the project venv's python (it needs confluent-kafka):
+
+    .cache/venv/bin/python bench/run.py            # full run (~15 min on 2 cores), 3 repetitions
+    .cache/venv/bin/python bench/run.py --smoke    # seconds: tiny counts, one repetition
+
+Writes bench/results/latest.json and bench/results/latest.md (weir / Kafka ratios of medians).
+
+Each repetition runs three phases (weir first, then Kafka; weir's latency run last, as its rate
+comes from Kafka's run). weir gets a fresh process and data directory per phase; Kafka (start-up
+~10 s) runs all three phases on one instance per repetition:
+  fast     no-fsync mode (weir --dev, Kafka defaults): produce throughput with
+           kafka-producer-perf-test and with a confluent-kafka (librdkafka) Python driver,
+           1 and 16 partitions x acks=1/all; consume throughput (confluent-kafka, assign(), no group);
+           broker CPU s/GB over the perf-test produce runs; idle and peak RSS; start-up time.
+  durable  weir default (fdatasync before acks=all is answered) vs Kafka topics with flush.messages=1:
+           kafka-producer-perf-test, acks=all, 1 and 16 partitions.
+  latency  no-fsync mode again: kafka-producer-perf-test at a fixed rate of half of Kafka's
+           measured maximum (acks=all, 1 partition, from this repetition's fast phase).
+Physical limits (disk, loopback TCP) are measured once per repetition in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "scenario"))
+
+from harness import procs  # noqa: E402
+from harness.kafka import KAFKA_VERSION, KafkaBroker  # noqa: E402
+from harness.paths import kafka_tool  # noqa: E402
+from harness.weir import WeirBroker  # noqa: E402
+
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+RECORD_SIZE = 1024
+LINGER_MS = 5
+MB = 1024 * 1024  # kafka-producer-perf-test's "MB/sec" is MiB/s; we use the same unit everywhere
+
+# Settings that differ from each broker's defaults, per phase (reported in the table header).
+WEIR_SETTINGS = {"fast": ["--dev (no fdatasync before acks=all)"], "durable": [], "latency": ["--dev"]}
+KAFKA_OVERRIDES = {"broker": {}, "durable_topics": {"flush.messages": "1"}}
+KAFKA_DURABLE_TOPIC = {"flush.messages": "1"}
+# What the harness sets for a single-node KRaft Kafka (not performance-relevant, but non-default).
+KAFKA_BASE_NOTE = ("KRaft combined mode, node.id=1, offsets/transaction/share-state topics RF=1, "
+                   "group.initial.rebalance.delay.ms=0; -Xmx1G -Xms1G, G1 (kafka-server-start)")
+
+# Every metric key the JSON carries per broker (the smoke test checks for all of them).
+PRODUCE_CASES = [(p, a) for p in (1, 16) for a in ("1", "all")]
+
+
+def produce_keys() -> list[str]:
+    keys = []
+    for tool in ("perf", "rdkafka"):
+        for p, a in PRODUCE_CASES:
+            keys += [f"produce_{tool}_p{p}_acks{a}_mbps", f"produce_{tool}_p{p}_acks{a}_rps"]
+    return keys
+
+
+METRIC_KEYS = produce_keys() + [
+    "durable_perf_p1_acksall_mbps", "durable_perf_p1_acksall_rps",
+    "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
+    "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
+    "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
+    "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
+]
+LIMIT_KEYS = ["disk_seq_write_1m_mbps", "disk_fdatasync_16k_mbps", "disk_fdatasync_16k_iops",
+              "loopback_tcp_mbps"]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ------------------------------------------------------------------------------------ /proc
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is state (field 3); utime and stime are fields 14 and 15
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status_kib(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+# ------------------------------------------------------------------------------ physical limits
+def disk_limits(directory: Path, total_bytes: int, sync_seconds: float) -> dict:
+    path = directory / "disk-probe.bin"
+    block = os.urandom(MB)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        t0 = time.perf_counter()
+        written = 0
+        while written < total_bytes:
+            written += os.write(fd, block)
+        os.fdatasync(fd)
+        seq = written / (time.perf_counter() - t0) / MB
+    finally:
+        os.close(fd)
+        path.unlink()
+    small = block[: 16 * 1024]
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < sync_seconds:
+            os.write(fd, small)
+            os.fdatasync(fd)
+            n += 1
+        dt = time.perf_counter() - t0
+    finally:
+        os.close(fd)
+        path.unlink()
+    return {"disk_seq_write_1m_mbps": seq, "disk_fdatasync_16k_mbps": n * len(small) / dt / MB,
+            "disk_fdatasync_16k_iops": n / dt}
+
+
+def _loopback_sender(port: int, seconds: float) -> None:
+    buf = b"\0" * MB
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            s.sendall(buf)
+
+
+def loopback_limit(seconds: float) -> dict:
+    """One TCP stream over 127.0.0.1: a forked sender process, this process receives."""
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+        pid = os.fork()
+        if pid == 0:  # child: send, then exit without running parent cleanup
+            try:
+                srv.close()
+                _loopback_sender(port, seconds)
+            finally:
+                os._exit(0)
+        conn, _ = srv.accept()
+        buf = bytearray(MB)
+        total = 0
+        t0 = time.perf_counter()
+        with conn:
+            while True:
+                n = conn.recv_into(buf)
+                if n == 0:
+                    break
+                total += n
+        dt = time.perf_counter() - t0
+        os.waitpid(pid, 0)
+    return {"loopback_tcp_mbps": total / dt / MB}
+
+
+# ------------------------------------------------------------------------------------ clients
+def create_topic(bootstrap: str, name: str, partitions: int, config: dict | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    fut = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1,
+                                        config=config or {})])
+    fut[name].result(timeout=60)
+    # Wait until every partition has a leader in Metadata (Kafka needs a moment after creation).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        md = admin.list_topics(name, timeout=10)
+        t = md.topics.get(name)
+        if t and t.error is None and len(t.partitions) == partitions and all(
+                p.leader >= 0 for p in t.partitions.values()):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"topic {name} has no leaders after 60s")
+
+
+PERF_RE = re.compile(
+    r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+    r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th")
+
+
+def perf_test(bootstrap: str, topic: str, records: int, acks: str, throughput: int = -1) -> dict:
+    argv = [str(kafka_tool("kafka-producer-perf-test")), "--topic", topic,
+            "--num-records", str(records), "--record-size", str(RECORD_SIZE),
+            "--throughput", str(throughput),
+            "--producer-props", f"bootstrap.servers={bootstrap}", f"acks={acks}",
+            f"linger.ms={LINGER_MS}"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    matches = PERF_RE.findall(out.stdout)
+    if out.returncode != 0 or not matches:
+        raise RuntimeError(f"kafka-producer-perf-test failed ({out.returncode}):\n"
+                           f"{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    m = matches[-1]  # the final summary line
+    sent = int(m[0])
+    if sent != records:
+        raise RuntimeError(f"perf-test sent {sent} of {records} records")
+    return {"records": sent, "rps": float(m[1]), "mbps": float(m[2]), "avg_ms": float(m[3]),
+            "max_ms": float(m[4]), "p50_ms": float(m[5]), "p95_ms": float(m[6]),
+            "p99_ms": float(m[7]), "p999_ms": float(m[8])}
+
+
+def rdkafka_produce(bootstrap: str, topic: str, records: int, acks: str) -> dict:
+    """librdkafka (via confluent-kafka) producer: same settings as the perf test."""
+    errors = []
+    delivered = [0]
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(err)
+        else:
+            delivered[0] += 1
+
+    p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": LINGER_MS,
+                  "queue.buffering.max.messages": 1_000_000,
+                  "queue.buffering.max.kbytes": 1_048_576})
+    payload = os.urandom(RECORD_SIZE)
+    p.list_topics(topic, timeout=30)  # connect and learn leaders before the clock starts
+    t0 = time.perf_counter()
+    for i in range(records):
+        while True:
+            try:
+                p.produce(topic, payload, on_delivery=on_delivery)
+                break
+            except BufferError:
+                p.poll(0.01)
+        if i % 1000 == 0:
+            p.poll(0)
+    remaining = p.flush(300)
+    dt = time.perf_counter() - t0
+    if remaining or errors or delivered[0] != records:
+        raise RuntimeError(f"rdkafka produce: {delivered[0]}/{records} delivered, "
+                           f"{remaining} left, errors {errors[:3]}")
+    return {"records": records, "rps": records / dt, "mbps": records * RECORD_SIZE / dt / MB}
+
+
+def rdkafka_consume(bootstrap: str, topic: str, partitions: int, expect: int) -> dict:
+    """assign() every partition from offset 0 (no consumer group) and read to the end."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "weir-bench-unused",
+                  "enable.auto.commit": False, "enable.partition.eof": True,
+                  "fetch.max.bytes": 52428800, "auto.offset.reset": "earliest"})
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        count = 0
+        nbytes = 0
+        eof: set[int] = set()
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + 300
+        while len(eof) < partitions and time.monotonic() < deadline:
+            for m in c.consume(num_messages=10000, timeout=1.0):
+                err = m.error()
+                if err is not None:
+                    if err.code() == err._PARTITION_EOF:
+                        eof.add(m.partition())
+                        continue
+                    raise RuntimeError(f"consume error: {err}")
+                count += 1
+                nbytes += len(m.value())
+        dt = time.perf_counter() - t0
+    finally:
+        c.close()
+    if count != expect:
+        raise RuntimeError(f"consumed {count} records, expected {expect}")
+    return {"records": count, "rps": count / dt, "mbps": nbytes / dt / MB}
+
+
+def first_produce(broker, topic: str) -> float:
+    """Seconds from process start until one record has been acknowledged (acks=all)."""
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0,
+                  "message.timeout.ms": 60000})
+    result = []
+    p.produce(topic, b"hello", on_delivery=lambda err, msg: result.append(err))
+    p.flush(60)
+    if not result or result[0] is not None:
+        raise RuntimeError(f"first produce failed: {result}")
+    return time.monotonic() - broker.started_at
+
+
+# ------------------------------------------------------------------------------------ brokers
+WEIR_BIN: list = [None]
+
+
+def make_broker(kind: str, durable: bool, workdir: Path):
+    if kind == "weir":
+        return WeirBroker(workdir, extra_args=[] if durable else ["--dev"], binary=WEIR_BIN[0])
+    return KafkaBroker(workdir)
+
+
+def run_phase(kind: str, phases: tuple[str, ...], workdir: Path, cfg: argparse.Namespace,
+              latency_rate: int | None = None) -> dict:
+    """Start one broker, run the given phases against it in order, stop it.
+
+    weir runs the durable phase on an instance of its own (default settings, fdatasync on
+    acks=all) and the others with --dev; Kafka runs every phase on one instance with default
+    settings, the durable phase on topics created with flush.messages=1.
+    """
+    durable = phases == ("durable",)
+    b = make_broker(kind, durable and kind == "weir", workdir)
+    log(f"{kind}/{'+'.join(phases)}: starting")
+    if isinstance(b, KafkaBroker):
+        b._prepare()  # format storage before the start-up clock runs (kafka-storage is a setup step)
+        b.start()
+    else:
+        b.start()
+    r: dict = {}
+    try:
+        pid = b.pid
+        create_topic(b.bootstrap, "startup", 1)
+        r["startup_to_first_produce_s"] = first_produce(b, "startup")
+        r["answered"] = True
+        log(f"{kind}: first produce after {r['startup_to_first_produce_s']:.2f}s")
+        for phase in phases:
+            run_one(kind, phase, b, pid, r, cfg, latency_rate)
+    finally:
+        rc = b.stop(check=False)
+        r.setdefault("exit_codes", []).append(rc)
+        if rc not in b.clean_exit_codes:
+            r["answered"] = False
+            log(f"{kind}: unclean exit {rc}; log {b.log_path}")
+        if not cfg.keep:
+            shutil.rmtree(b.data_dir, ignore_errors=True)
+    return r
+
+
+def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
+    if True:
+        if phase == "fast":
+            time.sleep(1.0)
+            r["rss_idle_mib"] = status_kib(pid, "VmRSS") / 1024
+            cpu = 0.0
+            nbytes = 0
+            for p, a in PRODUCE_CASES:
+                t = f"perf-p{p}-acks{a}"
+                create_topic(b.bootstrap, t, p)
+                c0 = cpu_seconds(pid)
+                res = perf_test(b.bootstrap, t, cfg.records, a)
+                cpu += cpu_seconds(pid) - c0
+                nbytes += res["records"] * RECORD_SIZE
+                r[f"produce_perf_p{p}_acks{a}_mbps"] = res["mbps"]
+                r[f"produce_perf_p{p}_acks{a}_rps"] = res["rps"]
+                log(f"{kind}/{phase}: perf-test p{p} acks={a}: {res['mbps']:.1f} MiB/s")
+            r["cpu_s_per_gb"] = cpu / (nbytes / 1e9)
+            for p, a in PRODUCE_CASES:
+                t = f"rdk-p{p}-acks{a}"
+                create_topic(b.bootstrap, t, p)
+                res = rdkafka_produce(b.bootstrap, t, cfg.rdkafka_records, a)
+                r[f"produce_rdkafka_p{p}_acks{a}_mbps"] = res["mbps"]
+                r[f"produce_rdkafka_p{p}_acks{a}_rps"] = res["rps"]
+                log(f"{kind}/{phase}: rdkafka p{p} acks={a}: {res['mbps']:.1f} MiB/s")
+            res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records)
+            r["consume_rdkafka_p16_mbps"] = res["mbps"]
+            r["consume_rdkafka_p16_rps"] = res["rps"]
+            log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
+            r["rss_peak_mib"] = status_kib(pid, "VmHWM") / 1024
+        elif phase == "durable":
+            for p in (1, 16):
+                t = f"durable-p{p}"
+                create_topic(b.bootstrap, t, p, KAFKA_DURABLE_TOPIC if kind == "kafka" else None)
+                res = perf_test(b.bootstrap, t, cfg.durable_records, "all")
+                r[f"durable_perf_p{p}_acksall_mbps"] = res["mbps"]
+                r[f"durable_perf_p{p}_acksall_rps"] = res["rps"]
+                log(f"{kind}/{phase}: perf-test p{p} acks=all: {res['mbps']:.1f} MiB/s")
+        elif phase == "latency":
+            if latency_rate is None:  # half of this broker's max (only Kafka's run gets here)
+                latency_rate = max(1, int(r["produce_perf_p1_acksall_rps"] / 2))
+            create_topic(b.bootstrap, "latency", 1)
+            n = max(100, int(latency_rate * cfg.latency_seconds))
+            res = perf_test(b.bootstrap, "latency", n, "all", throughput=latency_rate)
+            r.update(latency_p50_ms=res["p50_ms"], latency_p99_ms=res["p99_ms"],
+                     latency_p999_ms=res["p999_ms"], latency_rate_rps=latency_rate)
+            log(f"{kind}/{phase}: {latency_rate} rec/s: p50 {res['p50_ms']} p99 {res['p99_ms']} "
+                f"p99.9 {res['p999_ms']} ms")
+
+
+# ------------------------------------------------------------------------------------ report
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def machine() -> dict:
+    mem_kib = status = None
+    with open("/proc/meminfo") as f:
+        mem_kib = int(f.readline().split()[1])
+    cpu_model = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    try:
+        df = subprocess.run(["df", "-h", "--output=source,fstype,size", "/tmp"], capture_output=True,
+                            text=True).stdout.strip().splitlines()[-1]
+    except Exception:
+        df = "?"
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    del status
+    return {"nproc": os.cpu_count(), "cpu": cpu_model, "mem_gib": round(mem_kib / 1024 / 1024, 1),
+            "disk": df, "kernel": platform.release(), "python": platform.python_version(),
+            "java": java[0] if java else "?"}
+
+
+LABELS = [
+    ("produce_perf_p1_acks1_mbps", "produce, perf-test, 1 partition, acks=1", "MiB/s", True),
+    ("produce_perf_p1_acks1_rps", "produce, perf-test, 1 partition, acks=1", "rec/s", True),
+    ("produce_perf_p1_acksall_mbps", "produce, perf-test, 1 partition, acks=all", "MiB/s", True),
+    ("produce_perf_p16_acks1_mbps", "produce, perf-test, 16 partitions, acks=1", "MiB/s", True),
+    ("produce_perf_p16_acks1_rps", "produce, perf-test, 16 partitions, acks=1", "rec/s", True),
+    ("produce_perf_p16_acksall_mbps", "produce, perf-test, 16 partitions, acks=all", "MiB/s", True),
+    ("produce_rdkafka_p1_acks1_mbps", "produce, librdkafka (Python driver), 1 partition, acks=1", "MiB/s", True),
+    ("produce_rdkafka_p1_acksall_mbps", "produce, librdkafka (Python driver), 1 partition, acks=all", "MiB/s", True),
+    ("produce_rdkafka_p16_acks1_mbps", "produce, librdkafka (Python driver), 16 partitions, acks=1", "MiB/s", True),
+    ("produce_rdkafka_p16_acksall_mbps", "produce, librdkafka (Python driver), 16 partitions, acks=all", "MiB/s", True),
+    ("consume_rdkafka_p16_mbps", "consume, librdkafka (Python driver, assign), 16 partitions", "MiB/s", True),
+    ("consume_rdkafka_p16_rps", "consume, librdkafka (Python driver, assign), 16 partitions", "rec/s", True),
+    ("durable_perf_p1_acksall_mbps", "durable produce, perf-test, 1 partition, acks=all", "MiB/s", True),
+    ("durable_perf_p16_acksall_mbps", "durable produce, perf-test, 16 partitions, acks=all", "MiB/s", True),
+    ("latency_p50_ms", "produce latency p50 (perf-test, acks=all, 1 partition, fixed rate)", "ms", False),
+    ("latency_p99_ms", "produce latency p99", "ms", False),
+    ("latency_p999_ms", "produce latency p99.9", "ms", False),
+    ("cpu_s_per_gb", "broker CPU per GB ingested (perf-test produce runs)", "CPU s/GB", False),
+    ("rss_idle_mib", "RSS idle (1 s after first produce)", "MiB", False),
+    ("rss_peak_mib", "peak RSS under load (VmHWM)", "MiB", False),
+    ("startup_to_first_produce_s", "process start to first acknowledged produce", "s", False),
+]
+
+GOALS = [  # (key, op, target ratio weir/kafka, text)
+    ("produce_perf_p16_acks1_mbps", ">=", 1.5, "produce throughput >= 1.5x"),
+    ("consume_rdkafka_p16_mbps", ">=", 1.5, "consume throughput >= 1.5x"),
+    ("latency_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3"),
+    ("cpu_s_per_gb", "<=", 0.5, "broker CPU per GB <= 1/2"),
+    ("rss_peak_mib", "<=", 0.2, "peak RSS <= 1/5"),
+    ("startup_to_first_produce_s", "<=", 0.1, "start-up to first produce <= 1/10"),
+]
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "n/a"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}" if abs(x) < 1 else f"{x:.2f}"
+
+
+def summarise(runs: list[dict], limits: list[dict], cfg, argv: list[str], started: str) -> dict:
+    med = {"weir": {}, "kafka": {}}
+    for kind in ("weir", "kafka"):
+        for k in METRIC_KEYS:
+            med[kind][k] = median([r[kind].get(k) for r in runs])
+    ratios = {k: (med["weir"][k] / med["kafka"][k]
+                  if med["weir"][k] is not None and med["kafka"][k] else None) for k in METRIC_KEYS}
+    lim = {k: median([l[k] for l in limits]) for k in LIMIT_KEYS}
+    best = max((med["weir"][f"produce_perf_p{p}_acks{a}_mbps"] or 0) for p, a in PRODUCE_CASES)
+    fractions = {
+        "weir_best_produce_mbps": best,
+        "of_disk_seq_write": best / lim["disk_seq_write_1m_mbps"] if lim["disk_seq_write_1m_mbps"] else None,
+        "of_loopback_tcp": best / lim["loopback_tcp_mbps"] if lim["loopback_tcp_mbps"] else None,
+        "weir_durable_p16_of_disk_fdatasync_16k":
+            (med["weir"]["durable_perf_p16_acksall_mbps"] or 0) / lim["disk_fdatasync_16k_mbps"]
+            if lim["disk_fdatasync_16k_mbps"] else None,
+    }
+    answered = all(r[k].get("answered") for r in runs for k in ("weir", "kafka"))
+    return {
+        "started": started, "command": " ".join(argv), "smoke": cfg.smoke,
+        "repetitions": len(runs), "machine": machine(), "kafka_version": KAFKA_VERSION,
+        "settings": {
+            "records": cfg.records, "rdkafka_records": cfg.rdkafka_records,
+            "durable_records": cfg.durable_records, "latency_seconds": cfg.latency_seconds,
+            "record_size": RECORD_SIZE, "linger_ms": LINGER_MS,
+            "weir_non_default": WEIR_SETTINGS, "kafka_non_default": KAFKA_OVERRIDES,
+            "kafka_base": KAFKA_BASE_NOTE,
+        },
+        "both_answered": answered,
+        "median": med, "ratio": ratios, "limits": lim, "weir_fraction_of_limits": fractions,
+        "runs": runs, "limit_runs": limits,
+    }
+
+
+def markdown(s: dict) -> str:
+    m = s["machine"]
+    st = s["settings"]
+    out = [f"# weir vs Apache Kafka {s['kafka_version']} — {s['started']}", ""]
+    out += [f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['mem_gib']} GiB RAM, disk {m['disk']}, "
+            f"Linux {m['kernel']}, {m['java']}, Python {m['python']}.",
+            f"Command: `{s['command']}` — medians of {s['repetitions']} repetition(s)"
+            + (" (SMOKE RUN: counts too small to mean anything)" if s["smoke"] else "") + ".", ""]
+    out += ["Settings (same for both brokers): "
+            f"{st['record_size']} B records, linger.ms={st['linger_ms']}, "
+            f"{st['records']:,} records per perf-test run, {st['rdkafka_records']:,} per librdkafka "
+            f"run, {st['durable_records']:,} per durable run, latency run {st['latency_seconds']} s "
+            f"at half of Kafka's max (perf-test, 1 partition, acks=all) of the same repetition.", "",
+            "Non-default broker settings:",
+            "- weir: no-fsync phases `--dev`; durable phase defaults (fdatasync before answering acks=all).",
+            "- Kafka: " + st["kafka_base"] + "; broker otherwise default; durable phase on topics "
+            "created with `flush.messages=1` (same broker instance, after the no-fsync phase).",
+            "", "The librdkafka numbers come from a small Python driver over confluent-kafka "
+            "(bundled librdkafka), not a C/C++ driver: the driver itself can be the bottleneck.",
+            "kafka-consumer-perf-test is not run yet: it consumes in a group and weir has no "
+            "FindCoordinator/JoinGroup yet.", ""]
+    out += ["| metric | unit | weir | Kafka | weir/Kafka | better if |", "|---|---|---:|---:|---:|---|"]
+    for key, label, unit, higher in LABELS:
+        w, k, r = s["median"]["weir"][key], s["median"]["kafka"][key], s["ratio"][key]
+        out.append(f"| {label} | {unit} | {fmt(w)} | {fmt(k)} | {fmt(r)} | {'higher' if higher else 'lower'} |")
+    lim = s["limits"]
+    fr = s["weir_fraction_of_limits"]
+    out += ["", "Physical limits (same run, medians):", "",
+            "| limit | value | weir's best perf-test produce as a fraction |", "|---|---:|---:|",
+            f"| disk sequential write, 1 MiB blocks + one fdatasync | {fmt(lim['disk_seq_write_1m_mbps'])} MiB/s | {fmt(fr['of_disk_seq_write'])} |",
+            f"| disk 16 KiB writes, fdatasync each | {fmt(lim['disk_fdatasync_16k_mbps'])} MiB/s ({fmt(lim['disk_fdatasync_16k_iops'])}/s) | durable p16: {fmt(fr['weir_durable_p16_of_disk_fdatasync_16k'])} |",
+            f"| loopback TCP, one stream | {fmt(lim['loopback_tcp_mbps'])} MiB/s | {fmt(fr['of_loopback_tcp'])} |",
+            "", "Issue goals (weir/Kafka ratio of medians):", ""]
+    for key, op, target, text in GOALS:
+        r = s["ratio"][key]
+        ok = r is not None and (r >= target if op == ">=" else r <= target)
+        out.append(f"- {text}: {fmt(r)} — {'met' if ok else 'missed'}")
+    ok = fr["of_disk_seq_write"] is not None and fr["of_disk_seq_write"] >= 0.7
+    out.append(f"- produce >= 70 % of raw disk write: {fmt(fr['of_disk_seq_write'])} — "
+               f"{'met' if ok else 'missed'}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true", help="seconds: tiny counts, one repetition")
+    ap.add_argument("--repetitions", "-n", type=int, default=None, help="default 3 (smoke: 1)")
+    ap.add_argument("--records", type=int, default=None, help="perf-test records per run (default 300000)")
+    ap.add_argument("--rdkafka-records", type=int, default=None, help="default 200000")
+    ap.add_argument("--durable-records", type=int, default=None, help="default 50000")
+    ap.add_argument("--latency-seconds", type=float, default=None, help="default 10")
+    ap.add_argument("--disk-bytes", type=int, default=None, help="default 1 GiB")
+    ap.add_argument("--workdir", type=Path, default=None, help="brokers' data (default: a temp dir)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="results dir")
+    ap.add_argument("--weir-bin", type=Path, default=None,
+                    help="weir binary (default: $WEIR_BIN, else build/weir)")
+    ap.add_argument("--keep", action="store_true", help="keep broker data and logs")
+    cfg = ap.parse_args(argv[1:])
+    s = cfg.smoke
+    defaults = dict(repetitions=(1, 3), records=(2000, 300_000), rdkafka_records=(2000, 200_000),
+                    durable_records=(500, 50_000), latency_seconds=(1.0, 10.0),
+                    disk_bytes=(16 * MB, 1024 * MB))
+    for k, (small, big) in defaults.items():
+        if getattr(cfg, k) is None:
+            setattr(cfg, k, small if s else big)
+    if cfg.weir_bin is not None:
+        WEIR_BIN[0] = cfg.weir_bin.resolve()
+    elif os.environ.get("WEIR_BIN"):
+        WEIR_BIN[0] = Path(os.environ["WEIR_BIN"]).resolve()
+    sync_seconds = 0.5 if s else 3.0
+    loop_seconds = 0.5 if s else 3.0
+
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    workdir = cfg.workdir or Path(tempfile.mkdtemp(prefix="weir-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    log(f"work dir {workdir}")
+    runs, limits = [], []
+    try:
+        for rep in range(1, cfg.repetitions + 1):
+            log(f"repetition {rep}/{cfg.repetitions}: physical limits")
+            lim = disk_limits(workdir, cfg.disk_bytes, sync_seconds)
+            lim.update(loopback_limit(loop_seconds))
+            log("  " + ", ".join(f"{k}={v:.1f}" for k, v in lim.items()))
+            limits.append(lim)
+            rr = {"weir": {}, "kafka": {}}
+            # weir first, then Kafka; weir's latency run needs Kafka's max, so it comes last
+            # (a fresh --dev weir; start-up costs weir ~0.1 s, Kafka ~10 s, hence one Kafka).
+            plan = [("weir", ("fast",)), ("weir", ("durable",)),
+                    ("kafka", ("fast", "durable", "latency")), ("weir", ("latency",))]
+            for i, (kind, phases) in enumerate(plan):
+                rate = rr["kafka"].get("latency_rate_rps")  # Kafka's own run computes it
+                if True:
+                    res = run_phase(kind, phases, workdir / f"r{rep}-{i}-{kind}", cfg, rate)
+                    prev = rr[kind]
+                    # start-up time and answered-ness are collected in every phase
+                    st = prev.setdefault("startup_samples", [])
+                    st.append(res.pop("startup_to_first_produce_s"))
+                    ans = res.pop("answered") and prev.get("answered", True)
+                    prev.setdefault("exit_codes", []).extend(res.pop("exit_codes"))
+                    prev.update(res)
+                    prev["answered"] = ans
+            for kind in ("weir", "kafka"):
+                rr[kind]["startup_to_first_produce_s"] = median(rr[kind]["startup_samples"])
+            runs.append(rr)
+    finally:
+        procs.kill_all(grace=10.0)
+        if not cfg.keep and cfg.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    summary = summarise(runs, limits, cfg, ["bench/run.py"] + argv[1:], started)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "latest.json").write_text(json.dumps(summary, indent=2) + "\n")
+    md = markdown(summary)
+    (cfg.out / "latest.md").write_text(md)
+    print(md)
+    return 0 if summary["both_answered"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

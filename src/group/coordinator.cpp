@@ -1,0 +1,1021 @@
+#include "group/coordinator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "base/assert.h"
+#include "protocol/gen/group_metadata_key.h"
+#include "protocol/gen/group_metadata_value.h"
+#include "protocol/gen/offset_commit_key.h"
+#include "protocol/gen/offset_commit_value.h"
+
+namespace weir::group {
+
+namespace {
+
+namespace p = weir::protocol;
+
+constexpr std::int16_t kOffsetCommitKeyVersion = 1;   // 0 is the legacy spelling of the same key
+constexpr std::int16_t kGroupMetadataKeyVersion = 2;
+constexpr std::int16_t kOffsetCommitValueVersion = 3;
+constexpr std::int16_t kOffsetCommitValueWithExpiryVersion = 1;
+constexpr std::int16_t kGroupMetadataValueVersion = 3;
+constexpr std::int64_t kDisarmed = std::numeric_limits<std::int64_t>::max();
+
+p::JoinGroupResponse join_error(Error e, std::string member_id = {}) {
+  p::JoinGroupResponse r;
+  r.error_code = code(e);
+  r.member_id = std::move(member_id);
+  return r;
+}
+
+p::SyncGroupResponse sync_error(Error e) {
+  p::SyncGroupResponse r;
+  r.error_code = code(e);
+  return r;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+}  // namespace
+
+std::string_view to_string(ReplayError e) {
+  switch (e) {
+    case ReplayError::kMalformedKey: return "malformed key";
+    case ReplayError::kMalformedValue: return "malformed value";
+    case ReplayError::kUnknownKeyVersion: return "unknown key version";
+  }
+  WEIR_UNREACHABLE();
+}
+
+// One JoinGroup request, with the defaults of old versions resolved.
+struct GroupCoordinator::JoinContext {
+  RequestHandle handle;
+  const p::JoinGroupRequest& req;
+  std::int16_t version;
+  const std::string& client_id;
+  const std::string& client_host;
+  std::int64_t now_ms;
+  std::vector<Protocol> protocols;
+  std::int32_t rebalance_timeout_ms;
+
+  void reply(Effects& fx, p::JoinGroupResponse r) const {
+    fx.joins.push_back(JoinReply{handle, version, std::move(r)});
+  }
+};
+
+GroupCoordinator::GroupCoordinator(GroupConfig config) : config_(config) {
+  if (config_.member_id_seed != 0) {
+    rng_.seed(config_.member_id_seed);
+  } else {
+    std::random_device rd;
+    rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+  }
+}
+
+ClassicGroup& GroupCoordinator::get_or_create(const std::string& group_id) {
+  auto& slot = groups_[group_id];
+  if (!slot) slot = std::make_unique<ClassicGroup>(group_id);
+  return *slot;
+}
+
+ClassicGroup* GroupCoordinator::find_group(const std::string& group_id) {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+const ClassicGroup* GroupCoordinator::group(const std::string& group_id) const {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+std::optional<CommittedOffset> GroupCoordinator::committed(const std::string& group_id,
+                                                           const std::string& topic,
+                                                           std::int32_t partition) const {
+  auto g = offsets_.find(group_id);
+  if (g == offsets_.end()) return std::nullopt;
+  auto o = g->second.find({topic, partition});
+  if (o == g->second.end()) return std::nullopt;
+  return o->second;
+}
+
+// Java's UUID.randomUUID().toString() form: 8-4-4-4-12 lowercase hex, version 4.
+std::string GroupCoordinator::new_member_id(const std::string& prefix) {
+  std::uint64_t hi = rng_();
+  std::uint64_t lo = rng_();
+  hi = (hi & ~0xF000ull) | 0x4000ull;
+  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);
+  return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, hi >> 32, (hi >> 16) & 0xFFFF,
+                     hi & 0xFFFF, lo >> 48, lo & 0xFFFF'FFFF'FFFFull);
+}
+
+Error GroupCoordinator::validate_member(const ClassicGroup& g, const std::string& member_id,
+                                        const std::optional<std::string>& instance_id) const {
+  if (instance_id) {
+    auto id = g.static_member_id(*instance_id);
+    if (!id) return Error::kUnknownMemberId;
+    if (*id != member_id) return Error::kFencedInstanceId;
+    return Error::kNone;
+  }
+  return g.has_member(member_id) ? Error::kNone : Error::kUnknownMemberId;
+}
+
+// ---- JoinGroup ------------------------------------------------------------------------------
+
+Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupRequest& req,
+                                     std::int16_t version, const std::string& client_id,
+                                     const std::string& client_host, std::int64_t now_ms) {
+  Effects fx;
+  JoinContext c{handle, req, version, client_id, client_host, now_ms, {},
+                req.rebalance_timeout_ms == -1 ? req.session_timeout_ms : req.rebalance_timeout_ms};
+  for (const auto& proto : req.protocols) c.protocols.push_back(Protocol{proto.name, proto.metadata});
+
+  if (req.group_id.empty()) {
+    c.reply(fx, join_error(Error::kInvalidGroupId, req.member_id));
+    return fx;
+  }
+  if (req.session_timeout_ms < config_.min_session_timeout_ms ||
+      req.session_timeout_ms > config_.max_session_timeout_ms) {
+    c.reply(fx, join_error(Error::kInvalidSessionTimeout, req.member_id));
+    return fx;
+  }
+  const bool unknown_member = req.member_id.empty();
+  ClassicGroup* g = find_group(req.group_id);
+  const bool created = g == nullptr;
+  if (g == nullptr) {
+    if (!unknown_member) {
+      c.reply(fx, join_error(Error::kUnknownMemberId, req.member_id));
+      return fx;
+    }
+    g = &get_or_create(req.group_id);
+  }
+
+  // Kafka's acceptJoiningMember: a full group takes no new members.
+  const Member* existing = g->find(req.member_id);
+  bool accept = true;
+  const auto max_size = static_cast<std::size_t>(config_.max_size);
+  if (g->is(GroupState::kPreparingRebalance)) {
+    accept = (existing && existing->awaiting_join) || g->awaiting_join_count() < max_size;
+  } else if (g->is(GroupState::kCompletingRebalance) || g->is(GroupState::kStable)) {
+    accept = existing != nullptr || g->size() < max_size;
+  }
+  if (!accept) {
+    c.reply(fx, join_error(Error::kGroupMaxSizeReached, req.member_id));
+    if (existing) remove_member_and_update(*g, req.member_id, now_ms, fx);
+  } else if (unknown_member) {
+    join_new_member(*g, c, fx);
+  } else {
+    join_existing_member(*g, c, fx);
+  }
+
+  if (created && g->size() == 0 && g->pending_members().empty() && !offsets_.contains(req.group_id)) {
+    groups_.erase(req.group_id);
+  } else {
+    g->check_invariants();
+  }
+  return fx;
+}
+
+void GroupCoordinator::join_new_member(ClassicGroup& g, const JoinContext& c, Effects& fx) {
+  if (g.is(GroupState::kDead)) return c.reply(fx, join_error(Error::kCoordinatorNotAvailable));
+  if (!g.supports_protocols(c.req.protocol_type, c.protocols)) {
+    return c.reply(fx, join_error(Error::kInconsistentGroupProtocol));
+  }
+  if (c.req.group_instance_id) return join_new_static_member(g, c, fx);
+
+  std::string member_id = new_member_id(c.client_id);
+  if (c.version >= 4) {
+    // KIP-394: the client must come back with this id before it counts as a member.
+    g.pending_members()[member_id] = c.now_ms + c.req.session_timeout_ms;
+    return c.reply(fx, join_error(Error::kMemberIdRequired, member_id));
+  }
+  add_member_and_rebalance(g, c, std::move(member_id), fx);
+}
+
+void GroupCoordinator::join_new_static_member(ClassicGroup& g, const JoinContext& c, Effects& fx) {
+  const std::string& instance_id = *c.req.group_instance_id;
+  std::string member_id = new_member_id(instance_id);
+  auto old_id = g.static_member_id(instance_id);
+  if (!old_id) return add_member_and_rebalance(g, c, std::move(member_id), fx);
+
+  // A known instance restarted: the new member id replaces the old one (KIP-345).
+  Member& old = *g.find(*old_id);
+  if (old.awaiting_join) {
+    fx.joins.push_back({*old.awaiting_join, old.join_version, join_error(Error::kFencedInstanceId, *old_id)});
+    old.awaiting_join.reset();
+  }
+  if (old.awaiting_sync) {
+    fx.syncs.push_back({*old.awaiting_sync, old.sync_version, sync_error(Error::kFencedInstanceId)});
+    old.awaiting_sync.reset();
+  }
+  const bool protocols_unchanged = old.matches(c.protocols);
+  Member& m = g.replace_static_member(instance_id, member_id);
+  m.protocols = c.protocols;
+  m.session_timeout_ms = c.req.session_timeout_ms;
+  m.rebalance_timeout_ms = c.rebalance_timeout_ms;
+  m.client_id = c.client_id;
+  m.client_host = c.client_host;
+  m.heartbeat_deadline_ms = c.now_ms + m.session_timeout_ms;
+
+  switch (g.state()) {
+    case GroupState::kStable:
+      if (g.leader_id() == member_id && c.version >= 9) {
+        // The leader keeps its assignment; it gets the members to know them, and skips assigning.
+        fx.records.push_back(group_metadata_record(g, c.now_ms));
+        p::JoinGroupResponse r = current_generation_response(g, m, true);
+        r.skip_assignment = true;
+        return c.reply(fx, std::move(r));
+      }
+      if (g.leader_id() != member_id && protocols_unchanged) {
+        fx.records.push_back(group_metadata_record(g, c.now_ms));
+        return c.reply(fx, current_generation_response(g, m, false));
+      }
+      m.awaiting_join = c.handle;
+      m.join_version = c.version;
+      return prepare_rebalance(g, c.now_ms, fx);
+    case GroupState::kCompletingRebalance:
+      // The leader may already hold the old member id in its assignment: start over.
+      m.awaiting_join = c.handle;
+      m.join_version = c.version;
+      return prepare_rebalance(g, c.now_ms, fx);
+    case GroupState::kPreparingRebalance:
+      m.awaiting_join = c.handle;
+      m.join_version = c.version;
+      return maybe_complete_join(g, c.now_ms, fx);
+    case GroupState::kEmpty:
+    case GroupState::kDead:
+      break;
+  }
+  WEIR_UNREACHABLE("static member {} in a group in state {}", instance_id, to_string(g.state()));
+}
+
+void GroupCoordinator::join_existing_member(ClassicGroup& g, const JoinContext& c, Effects& fx) {
+  const std::string& member_id = c.req.member_id;
+  if (g.is(GroupState::kDead)) {
+    return c.reply(fx, join_error(Error::kCoordinatorNotAvailable, member_id));
+  }
+  if (!g.supports_protocols(c.req.protocol_type, c.protocols)) {
+    return c.reply(fx, join_error(Error::kInconsistentGroupProtocol, member_id));
+  }
+  if (g.pending_members().contains(member_id)) {
+    return add_member_and_rebalance(g, c, member_id, fx);
+  }
+  if (Error e = validate_member(g, member_id, c.req.group_instance_id); e != Error::kNone) {
+    return c.reply(fx, join_error(e, member_id));
+  }
+  Member& m = *g.find(member_id);
+  m.heartbeat_deadline_ms = c.now_ms + m.session_timeout_ms;
+  const bool is_leader = g.leader_id() == member_id;
+  switch (g.state()) {
+    case GroupState::kPreparingRebalance:
+      return update_member_and_rebalance(g, m, c, fx);
+    case GroupState::kCompletingRebalance:
+      // Same metadata: it probably missed the JoinGroup response; send it again.
+      if (m.matches(c.protocols)) return c.reply(fx, current_generation_response(g, m, is_leader));
+      return update_member_and_rebalance(g, m, c, fx);
+    case GroupState::kStable:
+      if (is_leader || !m.matches(c.protocols)) return update_member_and_rebalance(g, m, c, fx);
+      return c.reply(fx, current_generation_response(g, m, false));
+    case GroupState::kEmpty:
+    case GroupState::kDead:
+      return c.reply(fx, join_error(Error::kUnknownMemberId, member_id));
+  }
+}
+
+void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinContext& c,
+                                                std::string member_id, Effects& fx) {
+  Member m;
+  m.member_id = std::move(member_id);
+  m.group_instance_id = c.req.group_instance_id;
+  m.client_id = c.client_id;
+  m.client_host = c.client_host;
+  m.session_timeout_ms = c.req.session_timeout_ms;
+  m.rebalance_timeout_ms = c.rebalance_timeout_ms;
+  m.protocols = c.protocols;
+  m.awaiting_join = c.handle;
+  m.join_version = c.version;
+  // A new member cannot heartbeat until it has an id and a generation: it gets longer.
+  m.is_new = true;
+  m.heartbeat_deadline_ms = c.now_ms + config_.new_member_join_timeout_ms;
+  if (g.is(GroupState::kPreparingRebalance) && g.previous_state() == GroupState::kEmpty) {
+    g.new_member_added = true;
+  }
+  if (g.size() == 0) g.set_protocol_type(c.req.protocol_type);
+  g.pending_members().erase(m.member_id);
+  g.add(std::move(m));
+  maybe_prepare_rebalance_or_complete_join(g, c.now_ms, fx);
+}
+
+void GroupCoordinator::update_member_and_rebalance(ClassicGroup& g, Member& m, const JoinContext& c,
+                                                   Effects& fx) {
+  if (m.awaiting_join) {
+    // A retried JoinGroup replaces the one still held; the held one must still be answered.
+    fx.joins.push_back({*m.awaiting_join, m.join_version,
+                        join_error(Error::kRebalanceInProgress, m.member_id)});
+  }
+  m.protocols = c.protocols;
+  m.session_timeout_ms = c.req.session_timeout_ms;
+  m.rebalance_timeout_ms = c.rebalance_timeout_ms;
+  m.awaiting_join = c.handle;
+  m.join_version = c.version;
+  maybe_prepare_rebalance_or_complete_join(g, c.now_ms, fx);
+}
+
+void GroupCoordinator::maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms,
+                                                                Effects& fx) {
+  if (g.can_rebalance()) {
+    prepare_rebalance(g, now_ms, fx);
+  } else {
+    maybe_complete_join(g, now_ms, fx);
+  }
+}
+
+void GroupCoordinator::prepare_rebalance(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
+  if (g.is(GroupState::kCompletingRebalance)) {
+    // The assignment being computed is for a generation that will not happen.
+    for (const auto& [id, member] : g.members()) {
+      Member& m = *g.find(id);
+      m.assignment.clear();
+      if (m.awaiting_sync) {
+        fx.syncs.push_back({*m.awaiting_sync, m.sync_version, sync_error(Error::kRebalanceInProgress)});
+        m.awaiting_sync.reset();
+      }
+    }
+  }
+  g.pending_sync.clear();
+  g.sync_deadline_ms = -1;
+  const bool initial = g.is(GroupState::kEmpty);
+  g.transition_to(GroupState::kPreparingRebalance, now_ms);
+  if (initial) {
+    const std::int32_t delay_ms = config_.initial_rebalance_delay_ms;
+    g.new_member_added = false;
+    g.initial_join_remaining_ms = std::max<std::int64_t>(g.rebalance_timeout_ms() - delay_ms, 0);
+    g.join_deadline_ms = now_ms + delay_ms;
+    if (delay_ms == 0) complete_join(g, now_ms, fx);
+    return;
+  }
+  g.initial_join_remaining_ms = -1;
+  g.join_deadline_ms = now_ms + g.rebalance_timeout_ms();
+  maybe_complete_join(g, now_ms, fx);
+}
+
+void GroupCoordinator::maybe_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
+  // The initial rebalance of an empty group waits out its delay for more members to arrive.
+  if (g.is(GroupState::kPreparingRebalance) && g.all_members_joined() &&
+      g.previous_state() != GroupState::kEmpty) {
+    complete_join(g, now_ms, fx);
+  }
+}
+
+void GroupCoordinator::complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
+  if (g.is(GroupState::kDead)) return;
+  g.join_deadline_ms = -1;
+  g.initial_join_remaining_ms = -1;
+  std::vector<std::string> not_rejoined;
+  for (const auto& [id, m] : g.members()) {
+    if (!m.awaiting_join) not_rejoined.push_back(id);
+  }
+  for (const std::string& id : not_rejoined) {
+    Member& m = *g.find(id);
+    if (m.awaiting_sync) {
+      fx.syncs.push_back({*m.awaiting_sync, m.sync_version, sync_error(Error::kUnknownMemberId)});
+    }
+    g.remove(id);
+  }
+  g.init_next_generation(now_ms);
+  if (g.is(GroupState::kEmpty)) {
+    fx.records.push_back(group_metadata_record(g, now_ms));
+    return;
+  }
+  for (const auto& [id, member] : g.members()) {
+    Member& m = *g.find(id);
+    WEIR_ASSERT(m.awaiting_join.has_value());
+    fx.joins.push_back({*m.awaiting_join, m.join_version,
+                        current_generation_response(g, m, id == g.leader_id())});
+    m.awaiting_join.reset();
+    m.is_new = false;
+    m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+    g.pending_sync.push_back(id);
+  }
+  g.sync_deadline_ms = now_ms + g.rebalance_timeout_ms();
+}
+
+p::JoinGroupResponse GroupCoordinator::current_generation_response(const ClassicGroup& g,
+                                                                   const Member& m,
+                                                                   bool with_members) const {
+  p::JoinGroupResponse r;
+  r.generation_id = g.generation_id();
+  r.protocol_type = g.protocol_type();
+  r.protocol_name = g.protocol_name();
+  r.leader = g.leader_id();
+  r.member_id = m.member_id;
+  if (!with_members) return r;
+  for (const auto& [id, other] : g.members()) {
+    p::JoinGroupResponse::JoinGroupResponseMember rm;
+    rm.member_id = id;
+    rm.group_instance_id = other.group_instance_id;
+    if (const Bytes* md = other.metadata_for(g.protocol_name().value_or(""))) rm.metadata = *md;
+    r.members.push_back(std::move(rm));
+  }
+  return r;
+}
+
+void GroupCoordinator::remove_member_and_update(ClassicGroup& g, const std::string& member_id,
+                                                std::int64_t now_ms, Effects& fx) {
+  Member* m = g.find(member_id);
+  if (m == nullptr) return;
+  // Answer what it is waiting on so that a live client rejoins.
+  if (m->awaiting_join) {
+    fx.joins.push_back({*m->awaiting_join, m->join_version, join_error(Error::kUnknownMemberId, member_id)});
+  }
+  if (m->awaiting_sync) {
+    fx.syncs.push_back({*m->awaiting_sync, m->sync_version, sync_error(Error::kUnknownMemberId)});
+  }
+  g.remove(member_id);
+  switch (g.state()) {
+    case GroupState::kStable:
+    case GroupState::kCompletingRebalance:
+      return prepare_rebalance(g, now_ms, fx);
+    case GroupState::kPreparingRebalance:
+      return maybe_complete_join(g, now_ms, fx);
+    case GroupState::kEmpty:
+    case GroupState::kDead:
+      return;
+  }
+}
+
+// ---- SyncGroup / Heartbeat / LeaveGroup ------------------------------------------------------
+
+Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupRequest& req,
+                                     std::int16_t version, std::int64_t now_ms) {
+  Effects fx;
+  auto reply = [&](p::SyncGroupResponse r) { fx.syncs.push_back({handle, version, std::move(r)}); };
+  ClassicGroup* g = find_group(req.group_id);
+  if (g == nullptr) return reply(sync_error(Error::kUnknownMemberId)), fx;
+  if (g->is(GroupState::kDead)) return reply(sync_error(Error::kCoordinatorNotAvailable)), fx;
+  if (Error e = validate_member(*g, req.member_id, req.group_instance_id); e != Error::kNone) {
+    return reply(sync_error(e)), fx;
+  }
+  if (req.generation_id != g->generation_id()) return reply(sync_error(Error::kIllegalGeneration)), fx;
+  if ((req.protocol_type && req.protocol_type != g->protocol_type()) ||
+      (req.protocol_name && req.protocol_name != g->protocol_name())) {
+    return reply(sync_error(Error::kInconsistentGroupProtocol)), fx;
+  }
+  if (g->is(GroupState::kEmpty)) return reply(sync_error(Error::kUnknownMemberId)), fx;
+  if (g->is(GroupState::kPreparingRebalance)) return reply(sync_error(Error::kRebalanceInProgress)), fx;
+
+  Member& m = *g->find(req.member_id);
+  std::erase(g->pending_sync, req.member_id);
+  if (g->pending_sync.empty()) g->sync_deadline_ms = -1;
+  auto assignment_response = [&](const Member& who) {
+    p::SyncGroupResponse r;
+    r.protocol_type = g->protocol_type();
+    r.protocol_name = g->protocol_name();
+    r.assignment = who.assignment;
+    return r;
+  };
+  m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+  if (g->is(GroupState::kStable)) return reply(assignment_response(m)), fx;
+
+  // CompletingRebalance: followers wait for the leader's assignment.
+  if (m.awaiting_sync) {
+    fx.syncs.push_back({*m.awaiting_sync, m.sync_version, sync_error(Error::kRebalanceInProgress)});
+  }
+  m.awaiting_sync = handle;
+  m.sync_version = version;
+  if (g->leader_id() != req.member_id) return fx;
+
+  for (const auto& [id, member] : g->members()) g->find(id)->assignment.clear();
+  for (const auto& a : req.assignments) {
+    if (Member* target = g->find(a.member_id)) target->assignment = a.assignment;
+  }
+  g->transition_to(GroupState::kStable, now_ms);
+  fx.records.push_back(group_metadata_record(*g, now_ms));
+  for (const auto& [id, member] : g->members()) {
+    Member& waiting = *g->find(id);
+    if (!waiting.awaiting_sync) continue;
+    fx.syncs.push_back({*waiting.awaiting_sync, waiting.sync_version, assignment_response(waiting)});
+    waiting.awaiting_sync.reset();
+    waiting.heartbeat_deadline_ms = now_ms + waiting.session_timeout_ms;
+  }
+  g->check_invariants();
+  return fx;
+}
+
+Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatRequest& req,
+                                                        std::int16_t /*version*/,
+                                                        std::int64_t now_ms) {
+  Reply<p::HeartbeatResponse> out;
+  auto result = [&](Error e) {
+    out.response.error_code = code(e);
+    return out;
+  };
+  ClassicGroup* g = find_group(req.group_id);
+  if (g == nullptr) return result(Error::kUnknownMemberId);
+  if (g->is(GroupState::kDead)) return result(Error::kCoordinatorNotAvailable);
+  if (Error e = validate_member(*g, req.member_id, req.group_instance_id); e != Error::kNone) {
+    return result(e);
+  }
+  if (req.generation_id != g->generation_id()) return result(Error::kIllegalGeneration);
+  if (g->is(GroupState::kEmpty)) return result(Error::kUnknownMemberId);
+  Member& m = *g->find(req.member_id);
+  m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+  if (g->is(GroupState::kPreparingRebalance)) return result(Error::kRebalanceInProgress);
+  return result(Error::kNone);
+}
+
+Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRequest& req,
+                                                           std::int16_t version, std::int64_t now_ms) {
+  Reply<p::LeaveGroupResponse> out;
+  std::vector<p::LeaveGroupRequest::MemberIdentity> identities = req.members;
+  if (version < 3) {
+    identities.clear();
+    identities.emplace_back().member_id = req.member_id;
+  }
+  ClassicGroup* g = find_group(req.group_id);
+  if (g == nullptr || g->is(GroupState::kDead)) {
+    out.response.error_code =
+        code(g == nullptr ? Error::kUnknownMemberId : Error::kCoordinatorNotAvailable);
+    return out;
+  }
+  std::vector<std::string> leaving;
+  for (const auto& who : identities) {
+    p::LeaveGroupResponse::MemberResponse r;
+    r.member_id = who.member_id;
+    r.group_instance_id = who.group_instance_id;
+    Error e = Error::kNone;
+    if (who.group_instance_id) {
+      auto id = g->static_member_id(*who.group_instance_id);
+      if (!id) {
+        e = Error::kUnknownMemberId;
+      } else if (!who.member_id.empty() && who.member_id != *id) {
+        e = Error::kFencedInstanceId;
+      } else {
+        leaving.push_back(*id);
+      }
+    } else if (g->pending_members().erase(who.member_id) > 0) {
+      if (g->is(GroupState::kPreparingRebalance)) maybe_complete_join(*g, now_ms, out.effects);
+    } else if (!g->has_member(who.member_id)) {
+      e = Error::kUnknownMemberId;
+    } else {
+      leaving.push_back(who.member_id);
+    }
+    r.error_code = code(e);
+    out.response.members.push_back(std::move(r));
+  }
+  for (const std::string& id : leaving) remove_member_and_update(*g, id, now_ms, out.effects);
+  if (version < 3) {
+    out.response.error_code = out.response.members.front().error_code;
+    out.response.members.clear();
+  }
+  g->check_invariants();
+  return out;
+}
+
+// ---- Offsets --------------------------------------------------------------------------------
+
+Error GroupCoordinator::validate_commit(ClassicGroup& g, const p::OffsetCommitRequest& req) const {
+  if (g.is(GroupState::kDead)) return Error::kCoordinatorNotAvailable;
+  const std::int32_t generation = req.generation_id_or_member_epoch;
+  // A standalone consumer (or an admin) commits without membership, only to an empty group.
+  if (generation < 0 && g.is(GroupState::kEmpty)) return Error::kNone;
+  if (generation >= 0 || !req.member_id.empty() || req.group_instance_id) {
+    if (Error e = validate_member(g, req.member_id, req.group_instance_id); e != Error::kNone) return e;
+    if (generation != g.generation_id()) return Error::kIllegalGeneration;
+  } else if (!g.is(GroupState::kEmpty)) {
+    return Error::kUnknownMemberId;
+  }
+  // It has the new generation from its JoinGroup response but not yet its assignment.
+  if (g.is(GroupState::kCompletingRebalance)) return Error::kRebalanceInProgress;
+  return Error::kNone;
+}
+
+Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCommitRequest& req,
+                                                               std::int16_t version,
+                                                               std::int64_t now_ms) {
+  Reply<p::OffsetCommitResponse> out;
+  Error group_error = Error::kNone;
+  if (req.group_id.empty()) {
+    group_error = Error::kInvalidGroupId;
+  } else if (ClassicGroup* g = find_group(req.group_id)) {
+    group_error = validate_commit(*g, req);
+  } else if (req.generation_id_or_member_epoch < 0) {
+    get_or_create(req.group_id);  // a "simple" group: offsets only
+  } else {
+    group_error = version >= 9 ? Error::kGroupIdNotFound : Error::kIllegalGeneration;
+  }
+  for (const auto& topic : req.topics) {
+    auto& rt = out.response.topics.emplace_back();
+    rt.name = topic.name;
+    rt.topic_id = topic.topic_id;
+    for (const auto& part : topic.partitions) {
+      auto& rp = rt.partitions.emplace_back();
+      rp.partition_index = part.partition_index;
+      Error e = group_error;
+      const std::string metadata = part.committed_metadata.value_or("");
+      if (e == Error::kNone &&
+          metadata.size() > static_cast<std::size_t>(config_.offset_metadata_max_bytes)) {
+        e = Error::kOffsetMetadataTooLarge;
+      }
+      rp.error_code = code(e);
+      if (e != Error::kNone) continue;
+      CommittedOffset o;
+      o.offset = part.committed_offset;
+      o.leader_epoch = part.committed_leader_epoch;
+      o.metadata = metadata;
+      o.commit_timestamp_ms = now_ms;
+      if (version <= 4 && req.retention_time_ms != -1) o.expire_timestamp_ms = now_ms + req.retention_time_ms;
+      out.effects.records.push_back(offset_record(req.group_id, topic.name, part.partition_index, &o));
+      offsets_[req.group_id][{topic.name, part.partition_index}] = std::move(o);
+    }
+  }
+  return out;
+}
+
+p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchRequest& req,
+                                                      std::int16_t version) const {
+  using Topics = std::vector<p::OffsetFetchResponse::OffsetFetchResponseTopics>;
+  // Answers one group: the requested partitions (-1 where nothing is committed), or all.
+  auto fetch = [&](const std::string& group_id,
+                   const std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>>& want) {
+    Topics topics;
+    auto it = offsets_.find(group_id);
+    auto add = [&](const std::string& topic, std::int32_t partition, const CommittedOffset* o) {
+      if (topics.empty() || topics.back().name != topic) topics.emplace_back().name = topic;
+      auto& rp = topics.back().partitions.emplace_back();
+      rp.partition_index = partition;
+      rp.committed_offset = o ? o->offset : -1;
+      rp.committed_leader_epoch = o ? o->leader_epoch : -1;
+      rp.metadata = o ? o->metadata : std::string();
+    };
+    if (!want) {
+      if (it != offsets_.end()) {
+        for (const auto& [tp, o] : it->second) add(tp.first, tp.second, &o);
+      }
+      return topics;
+    }
+    for (const auto& [topic, partitions] : *want) {
+      if (partitions.empty()) topics.emplace_back().name = topic;
+      for (std::int32_t partition : partitions) {
+        const CommittedOffset* o = nullptr;
+        if (it != offsets_.end()) {
+          auto found = it->second.find({topic, partition});
+          if (found != it->second.end()) o = &found->second;
+        }
+        add(topic, partition, o);
+      }
+    }
+    return topics;
+  };
+
+  p::OffsetFetchResponse resp;
+  if (version < 8) {
+    std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>> want;
+    if (req.topics) {
+      want.emplace();
+      for (const auto& t : *req.topics) want->emplace_back(t.name, t.partition_indexes);
+    }
+    for (auto& t : fetch(req.group_id, want)) {
+      auto& rt = resp.topics.emplace_back();
+      rt.name = t.name;
+      for (auto& part : t.partitions) {
+        auto& rp = rt.partitions.emplace_back();
+        rp.partition_index = part.partition_index;
+        rp.committed_offset = part.committed_offset;
+        rp.committed_leader_epoch = part.committed_leader_epoch;
+        rp.metadata = part.metadata;
+      }
+    }
+    return resp;
+  }
+  for (const auto& group_req : req.groups) {
+    std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>> want;
+    if (group_req.topics) {
+      want.emplace();
+      for (const auto& t : *group_req.topics) want->emplace_back(t.name, t.partition_indexes);
+    }
+    auto& rg = resp.groups.emplace_back();
+    rg.group_id = group_req.group_id;
+    rg.topics = fetch(group_req.group_id, want);
+  }
+  return resp;
+}
+
+// ---- DescribeGroups / ListGroups / DeleteGroups ---------------------------------------------
+
+p::DescribeGroupsResponse GroupCoordinator::describe_groups(const p::DescribeGroupsRequest& req,
+                                                            std::int16_t version) const {
+  p::DescribeGroupsResponse resp;
+  for (const std::string& id : req.groups) {
+    auto& d = resp.groups.emplace_back();
+    d.group_id = id;
+    const ClassicGroup* g = group(id);
+    if (g == nullptr) {
+      d.group_state = to_string(GroupState::kDead);
+      if (version >= 6) {
+        d.error_code = code(Error::kGroupIdNotFound);
+        d.error_message = fmt::format("Group {} not found.", id);
+      }
+      continue;
+    }
+    d.group_state = to_string(g->state());
+    d.protocol_type = g->protocol_type().value_or("");
+    const bool stable = g->is(GroupState::kStable);
+    if (stable) d.protocol_data = g->protocol_name().value_or("");
+    for (const auto& [member_id, m] : g->members()) {
+      auto& dm = d.members.emplace_back();
+      dm.member_id = member_id;
+      dm.group_instance_id = m.group_instance_id;
+      dm.client_id = m.client_id;
+      dm.client_host = m.client_host;
+      if (!stable) continue;
+      if (const Bytes* md = m.metadata_for(d.protocol_data)) dm.member_metadata = *md;
+      dm.member_assignment = m.assignment;
+    }
+  }
+  return resp;
+}
+
+p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& req,
+                                                    std::int16_t /*version*/) const {
+  p::ListGroupsResponse resp;
+  auto wanted = [](const std::vector<std::string>& filter, std::string_view value) {
+    return filter.empty() || std::ranges::any_of(filter, [&](const std::string& f) { return iequals(f, value); });
+  };
+  for (const auto& [id, g] : groups_) {
+    if (!wanted(req.states_filter, to_string(g->state())) || !wanted(req.types_filter, "Classic")) continue;
+    auto& lg = resp.groups.emplace_back();
+    lg.group_id = id;
+    lg.protocol_type = g->protocol_type().value_or("");
+    lg.group_state = to_string(g->state());
+    lg.group_type = "Classic";
+  }
+  return resp;
+}
+
+Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGroupsRequest& req,
+                                                               std::int16_t /*version*/,
+                                                               std::int64_t /*now_ms*/) {
+  Reply<p::DeleteGroupsResponse> out;
+  for (const std::string& id : req.groups_names) {
+    auto& r = out.response.results.emplace_back();
+    r.group_id = id;
+    ClassicGroup* g = find_group(id);
+    Error e = Error::kNone;
+    if (id.empty()) {
+      e = Error::kInvalidGroupId;
+    } else if (g == nullptr || g->is(GroupState::kDead)) {
+      e = Error::kGroupIdNotFound;
+    } else if (!g->is(GroupState::kEmpty)) {
+      e = Error::kNonEmptyGroup;
+    }
+    r.error_code = code(e);
+    if (e != Error::kNone) continue;
+    if (auto it = offsets_.find(id); it != offsets_.end()) {
+      for (const auto& [tp, o] : it->second) {
+        out.effects.records.push_back(offset_record(id, tp.first, tp.second, nullptr));
+      }
+      offsets_.erase(it);
+    }
+    Bytes key;
+    p::Writer kw(key);
+    kw.i16(kGroupMetadataKeyVersion);
+    p::GroupMetadataKey k;
+    k.group = id;
+    k.encode(kw, 0);
+    out.effects.records.push_back(Record{std::move(key), std::nullopt});
+    groups_.erase(id);
+  }
+  return out;
+}
+
+// ---- Timers ---------------------------------------------------------------------------------
+
+Effects GroupCoordinator::tick(std::int64_t now_ms) {
+  Effects fx;
+  std::vector<std::string> ids;
+  for (const auto& [id, g] : groups_) ids.push_back(id);
+  for (const std::string& id : ids) {
+    ClassicGroup* g = find_group(id);
+    if (g == nullptr) continue;
+    std::vector<std::string> expired_pending;
+    for (const auto& [member_id, deadline] : g->pending_members()) {
+      if (deadline <= now_ms) expired_pending.push_back(member_id);
+    }
+    for (const std::string& member_id : expired_pending) {
+      g->pending_members().erase(member_id);
+      if (g->is(GroupState::kPreparingRebalance)) maybe_complete_join(*g, now_ms, fx);
+    }
+    std::vector<std::string> expired;
+    for (const auto& [member_id, m] : g->members()) {
+      if (m.heartbeat_deadline_ms > now_ms) continue;
+      if (!m.is_new && (m.awaiting_join || m.awaiting_sync)) {
+        // Waiting on a rebalance counts as alive; look again one session later.
+        g->find(member_id)->heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+      } else {
+        expired.push_back(member_id);
+      }
+    }
+    for (const std::string& member_id : expired) remove_member_and_update(*g, member_id, now_ms, fx);
+    if (g->join_deadline_ms >= 0 && g->join_deadline_ms <= now_ms) fire_join_timer(*g, now_ms, fx);
+    if (g->sync_deadline_ms >= 0 && g->sync_deadline_ms <= now_ms) fire_sync_timer(*g, now_ms, fx);
+    g->check_invariants();
+  }
+  return fx;
+}
+
+void GroupCoordinator::fire_join_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
+  if (!g.is(GroupState::kPreparingRebalance)) {
+    g.join_deadline_ms = -1;
+    return;
+  }
+  const std::int64_t remaining_ms = g.initial_join_remaining_ms;
+  if (remaining_ms > 0 && g.new_member_added) {
+    // Members are still arriving at a new group: wait one more delay, within the rebalance timeout.
+    g.new_member_added = false;
+    const std::int64_t delay_ms = std::min<std::int64_t>(config_.initial_rebalance_delay_ms, remaining_ms);
+    g.initial_join_remaining_ms = std::max<std::int64_t>(remaining_ms - config_.initial_rebalance_delay_ms, 0);
+    g.join_deadline_ms = now_ms + delay_ms;
+    return;
+  }
+  complete_join(g, now_ms, fx);
+}
+
+void GroupCoordinator::fire_sync_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
+  g.sync_deadline_ms = -1;
+  if (g.pending_sync.empty()) return;
+  if (!g.is(GroupState::kCompletingRebalance) && !g.is(GroupState::kStable)) return;
+  const std::vector<std::string> late = g.pending_sync;
+  for (const std::string& id : late) {
+    Member* m = g.find(id);
+    if (m != nullptr && m->awaiting_sync) {
+      fx.syncs.push_back({*m->awaiting_sync, m->sync_version, sync_error(Error::kUnknownMemberId)});
+    }
+    g.remove(id);
+  }
+  prepare_rebalance(g, now_ms, fx);
+}
+
+std::optional<std::int64_t> GroupCoordinator::next_deadline_ms() const {
+  std::int64_t next = kDisarmed;
+  for (const auto& [id, g] : groups_) {
+    for (const auto& [member_id, deadline] : g->pending_members()) next = std::min(next, deadline);
+    for (const auto& [member_id, m] : g->members()) next = std::min(next, m.heartbeat_deadline_ms);
+    if (g->join_deadline_ms >= 0) next = std::min(next, g->join_deadline_ms);
+    if (g->sync_deadline_ms >= 0) next = std::min(next, g->sync_deadline_ms);
+  }
+  if (next == kDisarmed) return std::nullopt;
+  return next;
+}
+
+// ---- Records --------------------------------------------------------------------------------
+
+Record GroupCoordinator::group_metadata_record(const ClassicGroup& g, std::int64_t /*now_ms*/) const {
+  Record rec;
+  p::Writer kw(rec.key);
+  kw.i16(kGroupMetadataKeyVersion);
+  p::GroupMetadataKey k;
+  k.group = g.group_id();
+  k.encode(kw, 0);
+
+  p::GroupMetadataValue v;
+  v.protocol_type = g.protocol_type().value_or("");
+  v.generation = g.generation_id();
+  v.protocol = g.protocol_name();
+  v.leader = g.leader_id().empty() ? std::nullopt : std::optional<std::string>(g.leader_id());
+  v.current_state_timestamp = g.state_timestamp_ms();
+  for (const auto& [id, m] : g.members()) {
+    auto& mm = v.members.emplace_back();
+    mm.member_id = id;
+    mm.group_instance_id = m.group_instance_id;
+    mm.client_id = m.client_id;
+    mm.client_host = m.client_host;
+    mm.rebalance_timeout = m.rebalance_timeout_ms;
+    mm.session_timeout = m.session_timeout_ms;
+    if (g.protocol_name()) {
+      if (const Bytes* md = m.metadata_for(*g.protocol_name())) mm.subscription = *md;
+    }
+    mm.assignment = m.assignment;
+  }
+  Bytes value;
+  p::Writer vw(value);
+  vw.i16(kGroupMetadataValueVersion);
+  v.encode(vw, kGroupMetadataValueVersion);
+  rec.value = std::move(value);
+  return rec;
+}
+
+Record GroupCoordinator::offset_record(const std::string& group, const std::string& topic,
+                                       std::int32_t partition, const CommittedOffset* offset) {
+  Record rec;
+  p::Writer kw(rec.key);
+  kw.i16(kOffsetCommitKeyVersion);
+  p::OffsetCommitKey k;
+  k.group = group;
+  k.topic = topic;
+  k.partition = partition;
+  k.encode(kw, 0);
+  if (offset == nullptr) return rec;
+  const std::int16_t version = offset->expire_timestamp_ms >= 0 ? kOffsetCommitValueWithExpiryVersion
+                                                                : kOffsetCommitValueVersion;
+  p::OffsetCommitValue v;
+  v.offset = offset->offset;
+  v.leader_epoch = offset->leader_epoch;
+  v.metadata = offset->metadata;
+  v.commit_timestamp = offset->commit_timestamp_ms;
+  v.expire_timestamp = offset->expire_timestamp_ms;
+  Bytes value;
+  p::Writer vw(value);
+  vw.i16(version);
+  v.encode(vw, version);
+  rec.value = std::move(value);
+  return rec;
+}
+
+Status<ReplayError> GroupCoordinator::replay(std::span<const std::uint8_t> key,
+                                             std::optional<std::span<const std::uint8_t>> value) {
+  p::Reader kr(key);
+  const std::int16_t key_version = kr.i16();
+  if (!kr.ok()) return unexpected(ReplayError::kMalformedKey);
+  if (key_version == 0 || key_version == 1) return replay_offset(kr, key_version, value);
+  if (key_version == kGroupMetadataKeyVersion) return replay_group(kr, value);
+  return unexpected(ReplayError::kUnknownKeyVersion);
+}
+
+Status<ReplayError> GroupCoordinator::replay_offset(p::Reader& kr, std::int16_t /*key_version*/,
+                                                    std::optional<std::span<const std::uint8_t>> value) {
+  p::OffsetCommitKey k;
+  k.decode(kr, 0);
+  if (!kr.ok() || kr.remaining() != 0) return unexpected(ReplayError::kMalformedKey);
+  if (!value) {
+    if (auto it = offsets_.find(k.group); it != offsets_.end()) {
+      it->second.erase({k.topic, k.partition});
+      if (it->second.empty()) offsets_.erase(it);
+    }
+    return {};
+  }
+  p::Reader vr(*value);
+  const std::int16_t version = vr.i16();
+  if (!vr.ok() || version < p::OffsetCommitValue::kMinVersion) return unexpected(ReplayError::kMalformedValue);
+  p::OffsetCommitValue v;
+  // Newer versions only add fields; read what this build knows.
+  v.decode(vr, std::min(version, p::OffsetCommitValue::kMaxVersion));
+  if (!vr.ok()) return unexpected(ReplayError::kMalformedValue);
+  CommittedOffset o{v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp};
+  offsets_[k.group][{k.topic, k.partition}] = std::move(o);
+  get_or_create(k.group);
+  return {};
+}
+
+Status<ReplayError> GroupCoordinator::replay_group(p::Reader& kr,
+                                                   std::optional<std::span<const std::uint8_t>> value) {
+  p::GroupMetadataKey k;
+  k.decode(kr, 0);
+  if (!kr.ok() || kr.remaining() != 0) return unexpected(ReplayError::kMalformedKey);
+  if (!value) {
+    groups_.erase(k.group);
+    return {};
+  }
+  p::Reader vr(*value);
+  const std::int16_t version = vr.i16();
+  if (!vr.ok() || version < p::GroupMetadataValue::kMinVersion) return unexpected(ReplayError::kMalformedValue);
+  p::GroupMetadataValue v;
+  v.decode(vr, std::min(version, p::GroupMetadataValue::kMaxVersion));
+  if (!vr.ok()) return unexpected(ReplayError::kMalformedValue);
+  std::vector<Member> members;
+  for (const auto& mm : v.members) {
+    Member& m = members.emplace_back();
+    m.member_id = mm.member_id;
+    m.group_instance_id = mm.group_instance_id;
+    m.client_id = mm.client_id;
+    m.client_host = mm.client_host;
+    m.session_timeout_ms = mm.session_timeout;
+    m.rebalance_timeout_ms = mm.rebalance_timeout == -1 ? mm.session_timeout : mm.rebalance_timeout;
+    if (v.protocol) m.protocols.push_back(Protocol{*v.protocol, mm.subscription});
+    m.assignment = mm.assignment;
+    m.heartbeat_deadline_ms = kDisarmed;
+  }
+  std::optional<std::string> protocol_type;
+  if (!v.protocol_type.empty()) protocol_type = v.protocol_type;
+  get_or_create(k.group).restore(std::move(protocol_type), v.generation, v.protocol,
+                                 v.leader.value_or(""), v.current_state_timestamp, std::move(members));
+  groups_.at(k.group)->check_invariants();
+  return {};
+}
+
+void GroupCoordinator::finish_replay(std::int64_t now_ms) {
+  for (auto& [id, g] : groups_) {
+    for (const auto& [member_id, m] : g->members()) {
+      g->find(member_id)->heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+    }
+  }
+}
+
+}  // namespace weir::group

@@ -1,0 +1,219 @@
+// GroupCoordinator: the classic group protocol and committed offsets of the groups one
+// `__consumer_offsets` partition owns, as a pure state machine (DESIGN.md, "Coordinators are
+// pure state machines"). Each event takes the time `now_ms` (wall-clock milliseconds, as Kafka's
+// coordinator uses Time.milliseconds() for commit timestamps and deadlines alike) and returns
+// effects; nothing here does I/O or reads a clock.
+//
+// Effects, applied by the host in order: append `records` to the partition, then send the
+// responses. JoinGroup and SyncGroup are answered through effects, possibly from a later event:
+// the host passes a RequestHandle with the request and sends each JoinReply / SyncReply it gets
+// back to the connection holding that handle. Every handle is answered exactly once.
+// The state already reflects the records (the host treats a failed append as fatal for the
+// partition and reloads it by replay).
+//
+// Record layouts in `__consumer_offsets` (Kafka's, so its tools read them):
+//   key   = int16 key version + key struct;   value = int16 value version + value struct;
+//   a tombstone has a null value.
+//   offset commit   key version 1 (OffsetCommitKey v0 fields: group, topic, partition)
+//                   value OffsetCommitValue v3, or v1 when the commit sets an expire timestamp
+//   group metadata  key version 2 (GroupMetadataKey: group)
+//                   value GroupMetadataValue v3
+// replay() accepts key versions 0 and 1 for offsets and 2 for groups, values at any version.
+//
+// Timers are deadlines kept in the state; tick(now_ms) fires those that are due and
+// next_deadline_ms() says when the next one is. Single-threaded: owned by one shard.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "group/classic_group.h"
+#include "protocol/gen/delete_groups_request.h"
+#include "protocol/gen/delete_groups_response.h"
+#include "protocol/gen/describe_groups_request.h"
+#include "protocol/gen/describe_groups_response.h"
+#include "protocol/gen/heartbeat_request.h"
+#include "protocol/gen/heartbeat_response.h"
+#include "protocol/gen/join_group_request.h"
+#include "protocol/gen/join_group_response.h"
+#include "protocol/gen/leave_group_request.h"
+#include "protocol/gen/leave_group_response.h"
+#include "protocol/gen/list_groups_request.h"
+#include "protocol/gen/list_groups_response.h"
+#include "protocol/gen/offset_commit_request.h"
+#include "protocol/gen/offset_commit_response.h"
+#include "protocol/gen/offset_fetch_request.h"
+#include "protocol/gen/offset_fetch_response.h"
+#include "protocol/gen/sync_group_request.h"
+#include "protocol/gen/sync_group_response.h"
+
+namespace weir::group {
+
+// Kafka error codes this module answers with (the numbers are the protocol's).
+enum class Error : std::int16_t {
+  kNone = 0,
+  kOffsetMetadataTooLarge = 12,
+  kCoordinatorNotAvailable = 15,
+  kIllegalGeneration = 22,
+  kInconsistentGroupProtocol = 23,
+  kInvalidGroupId = 24,
+  kUnknownMemberId = 25,
+  kInvalidSessionTimeout = 26,
+  kRebalanceInProgress = 27,
+  kNonEmptyGroup = 68,
+  kGroupIdNotFound = 69,
+  kMemberIdRequired = 79,
+  kGroupMaxSizeReached = 81,
+  kFencedInstanceId = 82,
+};
+[[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
+
+// Broker configs, Kafka's names and defaults.
+struct GroupConfig {
+  std::int32_t min_session_timeout_ms = 6000;           // group.min.session.timeout.ms
+  std::int32_t max_session_timeout_ms = 1'800'000;      // group.max.session.timeout.ms
+  std::int32_t initial_rebalance_delay_ms = 3000;       // group.initial.rebalance.delay.ms
+  std::int32_t max_size = 2'147'483'647;                // group.max.size
+  std::int32_t offset_metadata_max_bytes = 4096;        // offset.metadata.max.bytes
+  std::int32_t new_member_join_timeout_ms = 5 * 60 * 1000;  // Kafka's fixed 5 minutes
+  std::uint64_t member_id_seed = 0;  // seeds the member-id generator (0: random_device)
+};
+
+struct Record {
+  Bytes key;
+  std::optional<Bytes> value;  // nullopt: tombstone
+};
+
+struct JoinReply {
+  RequestHandle handle = 0;
+  std::int16_t version = 0;
+  protocol::JoinGroupResponse response;
+};
+
+struct SyncReply {
+  RequestHandle handle = 0;
+  std::int16_t version = 0;
+  protocol::SyncGroupResponse response;
+};
+
+struct Effects {
+  std::vector<Record> records;
+  std::vector<JoinReply> joins;
+  std::vector<SyncReply> syncs;
+};
+
+// An immediate response plus the effects the event had.
+template <class Response>
+struct Reply {
+  Response response;
+  Effects effects;
+};
+
+enum class ReplayError { kMalformedKey, kMalformedValue, kUnknownKeyVersion };
+[[nodiscard]] std::string_view to_string(ReplayError e);
+
+struct CommittedOffset {
+  std::int64_t offset = -1;
+  std::int32_t leader_epoch = -1;
+  std::string metadata;
+  std::int64_t commit_timestamp_ms = -1;
+  std::int64_t expire_timestamp_ms = -1;
+};
+
+class GroupCoordinator {
+ public:
+  explicit GroupCoordinator(GroupConfig config = {});
+
+  Effects join_group(RequestHandle handle, const protocol::JoinGroupRequest& req,
+                     std::int16_t version, const std::string& client_id,
+                     const std::string& client_host, std::int64_t now_ms);
+  Effects sync_group(RequestHandle handle, const protocol::SyncGroupRequest& req,
+                     std::int16_t version, std::int64_t now_ms);
+  Reply<protocol::HeartbeatResponse> heartbeat(const protocol::HeartbeatRequest& req,
+                                               std::int16_t version, std::int64_t now_ms);
+  Reply<protocol::LeaveGroupResponse> leave_group(const protocol::LeaveGroupRequest& req,
+                                                  std::int16_t version, std::int64_t now_ms);
+  // Topics are by name; the host resolves topic ids (v10) before and after.
+  Reply<protocol::OffsetCommitResponse> offset_commit(const protocol::OffsetCommitRequest& req,
+                                                      std::int16_t version, std::int64_t now_ms);
+  [[nodiscard]] protocol::OffsetFetchResponse offset_fetch(const protocol::OffsetFetchRequest& req,
+                                                           std::int16_t version) const;
+  [[nodiscard]] protocol::DescribeGroupsResponse describe_groups(
+      const protocol::DescribeGroupsRequest& req, std::int16_t version) const;
+  [[nodiscard]] protocol::ListGroupsResponse list_groups(const protocol::ListGroupsRequest& req,
+                                                         std::int16_t version) const;
+  Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req,
+                                                      std::int16_t version, std::int64_t now_ms);
+
+  // Fires every timer due at `now_ms`: session expiry, pending member expiry, join phase
+  // completion (rebalance timeout, initial rebalance delay), sync timeout.
+  Effects tick(std::int64_t now_ms);
+  // The earliest armed deadline, if any.
+  [[nodiscard]] std::optional<std::int64_t> next_deadline_ms() const;
+
+  // Applies one `__consumer_offsets` record at load; `value` empty for a tombstone.
+  Status<ReplayError> replay(std::span<const std::uint8_t> key,
+                             std::optional<std::span<const std::uint8_t>> value);
+  // Ends loading: arms every restored member's session timer from `now_ms`.
+  void finish_replay(std::int64_t now_ms);
+
+  [[nodiscard]] const ClassicGroup* group(const std::string& group_id) const;
+  [[nodiscard]] std::optional<CommittedOffset> committed(const std::string& group_id,
+                                                         const std::string& topic,
+                                                         std::int32_t partition) const;
+
+ private:
+  using PartitionOffsets = std::map<std::pair<std::string, std::int32_t>, CommittedOffset>;
+  struct JoinContext;
+
+  ClassicGroup& get_or_create(const std::string& group_id);
+  ClassicGroup* find_group(const std::string& group_id);
+  std::string new_member_id(const std::string& prefix);
+
+  // JoinGroup paths (Kafka's classicGroupJoin*).
+  void join_new_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
+  void join_existing_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
+  void join_new_static_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
+  void add_member_and_rebalance(ClassicGroup& g, const JoinContext& c, std::string member_id,
+                                Effects& fx);
+  void update_member_and_rebalance(ClassicGroup& g, Member& m, const JoinContext& c, Effects& fx);
+  void maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms,
+                                                Effects& fx);
+  void prepare_rebalance(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
+  void maybe_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
+  void complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
+  void remove_member_and_update(ClassicGroup& g, const std::string& member_id,
+                                std::int64_t now_ms, Effects& fx);
+  void fire_join_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
+  void fire_sync_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
+
+  [[nodiscard]] protocol::JoinGroupResponse current_generation_response(
+      const ClassicGroup& g, const Member& m, bool with_members) const;
+  // Kafka's validateMember: UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID, else kNone.
+  [[nodiscard]] Error validate_member(const ClassicGroup& g, const std::string& member_id,
+                                      const std::optional<std::string>& instance_id) const;
+  [[nodiscard]] Error validate_commit(ClassicGroup& g, const protocol::OffsetCommitRequest& req) const;
+
+  [[nodiscard]] Record group_metadata_record(const ClassicGroup& g, std::int64_t now_ms) const;
+  [[nodiscard]] static Record offset_record(const std::string& group, const std::string& topic,
+                                            std::int32_t partition, const CommittedOffset* offset);
+
+  Status<ReplayError> replay_offset(protocol::Reader& key_reader, std::int16_t key_version,
+                                    std::optional<std::span<const std::uint8_t>> value);
+  Status<ReplayError> replay_group(protocol::Reader& key_reader,
+                                   std::optional<std::span<const std::uint8_t>> value);
+
+  GroupConfig config_;
+  std::mt19937_64 rng_;
+  std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
+  std::map<std::string, PartitionOffsets> offsets_;  // group -> (topic, partition) -> offset
+};
+
+}  // namespace weir::group
