@@ -8,6 +8,9 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 PYTEST_ARGS ?=
 VENV := .cache/venv
+# ccache: paths relative to the checkout, so clones in other folders (CI) share cache entries.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench
 

@@ -412,7 +412,8 @@ def machine() -> dict:
     del status
     return {"nproc": os.cpu_count(), "cpu": cpu_model, "mem_gib": round(mem_kib / 1024 / 1024, 1),
             "disk": df, "kernel": platform.release(), "python": platform.python_version(),
-            "java": java[0] if java else "?"}
+            "java": java[0] if java else "?",
+            "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]}
 
 
 LABELS = [
@@ -498,7 +499,9 @@ def markdown(s: dict) -> str:
     st = s["settings"]
     out = [f"# weir vs Apache Kafka {s['kafka_version']} — {s['started']}", ""]
     out += [f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['mem_gib']} GiB RAM, disk {m['disk']}, "
-            f"Linux {m['kernel']}, {m['java']}, Python {m['python']}.",
+            f"Linux {m['kernel']}, {m['java']}, Python {m['python']}; load average (1/5/15 min) "
+            f"{m.get('loadavg_at_start')} at start, {m.get('loadavg_at_end')} at end "
+            "(the machine is shared: other work ran during the benchmark when these exceed ~2).",
             f"Command: `{s['command']}` — medians of {s['repetitions']} repetition(s)"
             + (" (SMOKE RUN: counts too small to mean anything)" if s["smoke"] else "") + ".", ""]
     out += ["Settings (same for both brokers): "
@@ -566,6 +569,7 @@ def main(argv: list[str]) -> int:
     loop_seconds = 0.5 if s else 3.0
 
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     workdir = cfg.workdir or Path(tempfile.mkdtemp(prefix="weir-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     log(f"work dir {workdir}")
@@ -602,6 +606,7 @@ def main(argv: list[str]) -> int:
         if not cfg.keep and cfg.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     summary = summarise(runs, limits, cfg, ["bench/run.py"] + argv[1:], started)
+    summary["machine"]["loadavg_at_start"] = load_at_start
     cfg.out.mkdir(parents=True, exist_ok=True)
     (cfg.out / "latest.json").write_text(json.dumps(summary, indent=2) + "\n")
     md = markdown(summary)

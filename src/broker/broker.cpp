@@ -1,6 +1,7 @@
 #include "broker/broker.h"
 
 #include <array>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -358,6 +359,19 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
     std::vector<NewPartition> parts;
     std::shared_ptr<const Catalog> catalog;
   };
+  // A topic being deleted keeps its name until its logs are gone: a create of the same name
+  // waits for that (milliseconds), so it never picks up the old files.
+  for (int i = 0; i < 1000; ++i) {
+    const bool busy = co_await run_on(shards_->controller(), [&]() {
+      for (const auto& t : req.topics) {
+        if (deleting_.contains(t.name)) return true;
+      }
+      return false;
+    });
+    if (!busy) break;
+    asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
+    co_await pause.async_wait(asio::use_awaitable);
+  }
   Outcome o = co_await run_on(shards_->controller(), [&]() {
     Outcome out;
     auto result = controller_->create_topics(req, version, topic_defaults_);
@@ -414,6 +428,7 @@ asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const prot
     }
     for (const auto& t : out.response.responses) {
       if (t.error_code != 0 || !t.name) continue;
+      deleting_.insert(*t.name);
       for (std::int32_t i = 0; i < counts[*t.name]; ++i) out.parts.emplace_back(*t.name, i);
     }
     out.catalog = build_catalog();
@@ -437,6 +452,7 @@ asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const prot
         if (auto r = logs_->remove(storage::TopicPartition{topic, index}); !r && r.error() != storage::Errc::kNotFound) {
           spdlog::warn("cannot remove partition={}-{} error=\"{}\"", topic, index, r.error());
         }
+        deleting_.erase(topic);
       }
       return true;
     };

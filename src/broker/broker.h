@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,7 @@ class Broker final : public net::RequestSink {
   std::int64_t next_producer_id_ = 0;
   std::int64_t producer_id_block_end_ = 0;
   std::int64_t broker_epoch_ = 0;
+  std::set<std::string> deleting_;  // shard 0: topics whose logs are being removed
 };
 
 template <class Response, class Op>

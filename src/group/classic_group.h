@@ -10,10 +10,10 @@
 //   Dead                removed; never observed from outside the coordinator
 //
 // Invariants (checked by check_invariants()):
-//   - leader is empty iff members is empty;
-//   - every static member's instance id maps back to it in static_members;
-//   - protocol_name is set iff state is CompletingRebalance or Stable (it is kept during a
-//     PreparingRebalance that started from those, as Kafka keeps it until the next generation).
+//   - leader is empty iff members is empty, and otherwise names a member;
+//   - every static member's instance id maps back to it in static_members.
+// The protocol name is kept through a PreparingRebalance (as Kafka keeps it until the next
+// generation) and cleared when a generation starts with no members.
 #pragma once
 
 #include <cstdint>

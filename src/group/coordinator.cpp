@@ -148,7 +148,6 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
   }
   const bool unknown_member = req.member_id.empty();
   ClassicGroup* g = find_group(req.group_id);
-  const bool created = g == nullptr;
   if (g == nullptr) {
     if (!unknown_member) {
       c.reply(fx, join_error(Error::kUnknownMemberId, req.member_id));
@@ -167,7 +166,7 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
     accept = existing != nullptr || g->size() < max_size;
   }
   if (!accept) {
-    c.reply(fx, join_error(Error::kGroupMaxSizeReached, req.member_id));
+    c.reply(fx, join_error(Error::kGroupMaxSizeReached));
     if (existing) remove_member_and_update(*g, req.member_id, now_ms, fx);
   } else if (unknown_member) {
     join_new_member(*g, c, fx);
@@ -175,11 +174,8 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
     join_existing_member(*g, c, fx);
   }
 
-  if (created && g->size() == 0 && g->pending_members().empty() && !offsets_.contains(req.group_id)) {
-    groups_.erase(req.group_id);
-  } else {
-    g->check_invariants();
-  }
+  // As in Kafka, a group created here stays (Empty) even if the join failed.
+  g->check_invariants();
   return fx;
 }
 
@@ -215,7 +211,7 @@ void GroupCoordinator::join_new_static_member(ClassicGroup& g, const JoinContext
     fx.syncs.push_back({*old.awaiting_sync, old.sync_version, sync_error(Error::kFencedInstanceId)});
     old.awaiting_sync.reset();
   }
-  const bool protocols_unchanged = old.matches(c.protocols);
+  const std::string previous_leader = g.leader_id();
   Member& m = g.replace_static_member(instance_id, member_id);
   m.protocols = c.protocols;
   m.session_timeout_ms = c.req.session_timeout_ms;
@@ -225,21 +221,25 @@ void GroupCoordinator::join_new_static_member(ClassicGroup& g, const JoinContext
   m.heartbeat_deadline_ms = c.now_ms + m.session_timeout_ms;
 
   switch (g.state()) {
-    case GroupState::kStable:
-      if (g.leader_id() == member_id && c.version >= 9) {
-        // The leader keeps its assignment; it gets the members to know them, and skips assigning.
-        fx.records.push_back(group_metadata_record(g, c.now_ms));
-        p::JoinGroupResponse r = current_generation_response(g, m, true);
-        r.skip_assignment = true;
-        return c.reply(fx, std::move(r));
+    case GroupState::kStable: {
+      // As Kafka: no rebalance unless the rejoin would change the group's selected protocol.
+      if (g.protocol_name() != g.select_protocol()) {
+        m.awaiting_join = c.handle;
+        m.join_version = c.version;
+        return prepare_rebalance(g, c.now_ms, fx);
       }
-      if (g.leader_id() != member_id && protocols_unchanged) {
-        fx.records.push_back(group_metadata_record(g, c.now_ms));
-        return c.reply(fx, current_generation_response(g, m, false));
+      fx.records.push_back(group_metadata_record(g, c.now_ms));
+      const bool is_leader = g.leader_id() == member_id;
+      p::JoinGroupResponse r = current_generation_response(g, m, is_leader && c.version >= 9);
+      if (c.version >= 9) {
+        // The leader learns it leads but keeps the current assignment (KIP-814).
+        r.skip_assignment = is_leader;
+      } else {
+        // Older clients would reassign if told they lead; the old leader id keeps them following.
+        r.leader = previous_leader;
       }
-      m.awaiting_join = c.handle;
-      m.join_version = c.version;
-      return prepare_rebalance(g, c.now_ms, fx);
+      return c.reply(fx, std::move(r));
+    }
     case GroupState::kCompletingRebalance:
       // The leader may already hold the old member id in its assignment: start over.
       m.awaiting_join = c.handle;
@@ -304,7 +304,7 @@ void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinConte
   // A new member cannot heartbeat until it has an id and a generation: it gets longer.
   m.is_new = true;
   m.heartbeat_deadline_ms = c.now_ms + config_.new_member_join_timeout_ms;
-  if (g.is(GroupState::kPreparingRebalance) && g.previous_state() == GroupState::kEmpty) {
+  if (g.is(GroupState::kPreparingRebalance) && g.generation_id() == 0) {
     g.new_member_added = true;
   }
   if (g.size() == 0) g.set_protocol_type(c.req.protocol_type);
@@ -378,16 +378,17 @@ void GroupCoordinator::complete_join(ClassicGroup& g, std::int64_t now_ms, Effec
   if (g.is(GroupState::kDead)) return;
   g.join_deadline_ms = -1;
   g.initial_join_remaining_ms = -1;
+  // Dynamic members that did not rejoin are dropped; static ones keep their place (KIP-345)
+  // until their session expires.
   std::vector<std::string> not_rejoined;
   for (const auto& [id, m] : g.members()) {
-    if (!m.awaiting_join) not_rejoined.push_back(id);
+    if (!m.awaiting_join && !m.is_static()) not_rejoined.push_back(id);
   }
-  for (const std::string& id : not_rejoined) {
-    Member& m = *g.find(id);
-    if (m.awaiting_sync) {
-      fx.syncs.push_back({*m.awaiting_sync, m.sync_version, sync_error(Error::kUnknownMemberId)});
-    }
-    g.remove(id);
+  for (const std::string& id : not_rejoined) g.remove(id);
+  if (!g.elect_joined_leader() && g.size() > 0) {
+    // Nobody rejoined: wait another rebalance timeout for sessions to expire the absent.
+    g.join_deadline_ms = now_ms + g.rebalance_timeout_ms();
+    return;
   }
   g.init_next_generation(now_ms);
   if (g.is(GroupState::kEmpty)) {
@@ -396,9 +397,10 @@ void GroupCoordinator::complete_join(ClassicGroup& g, std::int64_t now_ms, Effec
   }
   for (const auto& [id, member] : g.members()) {
     Member& m = *g.find(id);
-    WEIR_ASSERT(m.awaiting_join.has_value());
-    fx.joins.push_back({*m.awaiting_join, m.join_version,
-                        current_generation_response(g, m, id == g.leader_id())});
+    if (m.awaiting_join) {
+      fx.joins.push_back({*m.awaiting_join, m.join_version,
+                          current_generation_response(g, m, id == g.leader_id())});
+    }
     m.awaiting_join.reset();
     m.is_new = false;
     m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
@@ -457,6 +459,7 @@ Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupReq
                                      std::int16_t version, std::int64_t now_ms) {
   Effects fx;
   auto reply = [&](p::SyncGroupResponse r) { fx.syncs.push_back({handle, version, std::move(r)}); };
+  if (req.group_id.empty()) return reply(sync_error(Error::kInvalidGroupId)), fx;
   ClassicGroup* g = find_group(req.group_id);
   if (g == nullptr) return reply(sync_error(Error::kUnknownMemberId)), fx;
   if (g->is(GroupState::kDead)) return reply(sync_error(Error::kCoordinatorNotAvailable)), fx;
@@ -517,6 +520,7 @@ Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatReques
     out.response.error_code = code(e);
     return out;
   };
+  if (req.group_id.empty()) return result(Error::kInvalidGroupId);
   ClassicGroup* g = find_group(req.group_id);
   if (g == nullptr) return result(Error::kUnknownMemberId);
   if (g->is(GroupState::kDead)) return result(Error::kCoordinatorNotAvailable);
@@ -539,10 +543,13 @@ Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRe
     identities.clear();
     identities.emplace_back().member_id = req.member_id;
   }
+  if (req.group_id.empty()) {
+    out.response.error_code = code(Error::kInvalidGroupId);
+    return out;
+  }
   ClassicGroup* g = find_group(req.group_id);
-  if (g == nullptr || g->is(GroupState::kDead)) {
-    out.response.error_code =
-        code(g == nullptr ? Error::kUnknownMemberId : Error::kCoordinatorNotAvailable);
+  if (g != nullptr && g->is(GroupState::kDead)) {
+    out.response.error_code = code(Error::kCoordinatorNotAvailable);
     return out;
   }
   std::vector<std::string> leaving;
@@ -551,7 +558,9 @@ Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRe
     r.member_id = who.member_id;
     r.group_instance_id = who.group_instance_id;
     Error e = Error::kNone;
-    if (who.group_instance_id) {
+    if (g == nullptr) {
+      e = Error::kUnknownMemberId;  // as Kafka: an unknown group answers per member
+    } else if (who.group_instance_id) {
       auto id = g->static_member_id(*who.group_instance_id);
       if (!id) {
         e = Error::kUnknownMemberId;
@@ -575,7 +584,7 @@ Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRe
     out.response.error_code = out.response.members.front().error_code;
     out.response.members.clear();
   }
-  g->check_invariants();
+  if (g != nullptr) g->check_invariants();
   return out;
 }
 
@@ -750,12 +759,12 @@ p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& 
     return filter.empty() || std::ranges::any_of(filter, [&](const std::string& f) { return iequals(f, value); });
   };
   for (const auto& [id, g] : groups_) {
-    if (!wanted(req.states_filter, to_string(g->state())) || !wanted(req.types_filter, "Classic")) continue;
+    if (!wanted(req.states_filter, to_string(g->state())) || !wanted(req.types_filter, "classic")) continue;
     auto& lg = resp.groups.emplace_back();
     lg.group_id = id;
     lg.protocol_type = g->protocol_type().value_or("");
     lg.group_state = to_string(g->state());
-    lg.group_type = "Classic";
+    lg.group_type = "classic";  // Kafka's GroupType spelling
   }
   return resp;
 }

@@ -21,7 +21,20 @@
 // replay() accepts key versions 0 and 1 for offsets and 2 for groups, values at any version.
 //
 // Timers are deadlines kept in the state; tick(now_ms) fires those that are due and
-// next_deadline_ms() says when the next one is. Single-threaded: owned by one shard.
+// next_deadline_ms() says when the next one is. The host should tick at that deadline: a late
+// tick fires a timer late (e.g. an initial-rebalance-delay round then starts from the late tick).
+//
+// Behaviour follows Kafka 4's classic group coordinator, including: KIP-394 member ids
+// ("<client.id>-<uuid>", MEMBER_ID_REQUIRED from JoinGroup v4); the initial rebalance delay
+// extended while members keep arriving, within the rebalance timeout; dynamic members that do not
+// rejoin in time are dropped while static ones stay until their session expires; a restarted
+// static member (KIP-345) takes over its old member id without a rebalance unless the group's
+// selected protocol would change (v9+ tells a restarted leader to skip assignment, KIP-814);
+// members that never send SyncGroup are evicted after the rebalance timeout.
+// One departure forced by the handle model: if a member sends a second JoinGroup while one is
+// held, the held one is answered REBALANCE_IN_PROGRESS (Kafka drops it and lets it time out).
+//
+// Single-threaded: owned by one shard.
 #pragma once
 
 #include <cstdint>

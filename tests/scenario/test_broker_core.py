@@ -262,3 +262,33 @@ def test_delete_records_beyond_the_high_watermark_is_out_of_range(broker, topic_
     with pytest.raises(KafkaException) as e:
         list(fut.values())[0].result(30)
     assert e.value.args[0].name() == "OFFSET_OUT_OF_RANGE"
+
+
+def test_deleted_topic_name_is_reusable_at_once_and_starts_empty(broker, topic_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(30)
+    produce(broker, topic_name, [(None, b"old")] * 3)
+    admin.delete_topics([topic_name])[topic_name].result(30)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(30)
+            break
+        except KafkaException as e:  # Kafka may still be finishing the deletion
+            if time.monotonic() > deadline or e.args[0].name() != "TOPIC_ALREADY_EXISTS":
+                raise
+            time.sleep(0.5)
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "reuse", "enable.auto.commit": False})
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # the client learns about the new topic from a metadata refresh
+            try:
+                marks = c.get_watermark_offsets(TopicPartition(topic_name, 0), timeout=10)
+                break
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        assert marks == (0, 0)
+    finally:
+        c.close()

@@ -176,6 +176,39 @@ TEST(ClassicGroupRebalance, MemberLeavingTriggersARebalance) {
   EXPECT_EQ(h.leave(kGroup, s.follower), code(Error::kUnknownMemberId));
 }
 
+TEST(ClassicGroupLeave, LeavingAnUnknownGroupAnswersPerMember) {
+  GroupHarness h;
+  EXPECT_EQ(h.leave("no-such-group", "m1"), code(Error::kUnknownMemberId));
+  p::LeaveGroupRequest old_req;
+  old_req.group_id = "no-such-group";
+  old_req.member_id = "m1";
+  auto r = h.coordinator.leave_group(old_req, 2, h.now());
+  EXPECT_EQ(r.response.error_code, code(Error::kUnknownMemberId));
+  EXPECT_TRUE(r.response.members.empty());
+  old_req.group_id = "";
+  EXPECT_EQ(h.coordinator.leave_group(old_req, 2, h.now()).response.error_code, code(Error::kInvalidGroupId));
+}
+
+TEST(ClassicGroupLeave, PendingMemberCanLeaveBeforeItJoins) {
+  GroupHarness h;
+  auto first = h.join(kGroup, JoinOptions{});
+  ASSERT_EQ(first->response.error_code, code(Error::kMemberIdRequired));
+  EXPECT_EQ(h.leave(kGroup, first->response.member_id), 0);
+  EXPECT_TRUE(h.coordinator.group(kGroup)->pending_members().empty());
+}
+
+TEST(ClassicGroupJoin, PendingMemberIdExpiresAfterTheSessionTimeout) {
+  GroupHarness h;
+  auto first = h.join(kGroup, JoinOptions{});
+  ASSERT_EQ(h.coordinator.group(kGroup)->pending_members().size(), 1u);
+  EXPECT_EQ(h.coordinator.next_deadline_ms(), 10'000);
+  h.advance(10'000);
+  EXPECT_TRUE(h.coordinator.group(kGroup)->pending_members().empty());
+  JoinOptions again;
+  again.member_id = first->response.member_id;
+  EXPECT_EQ(h.join(kGroup, again)->response.error_code, code(Error::kUnknownMemberId));
+}
+
 TEST(ClassicGroupRebalance, LastMemberLeavingEmptiesTheGroup) {
   GroupHarness h;
   auto s = make_stable(h);
@@ -207,15 +240,56 @@ TEST(ClassicGroupRebalance, MemberThatDoesNotRejoinIsRemovedAtTheRebalanceTimeou
   RequestHandle handle = 0;
   EXPECT_FALSE(h.join(kGroup, o, &handle));
   // The follower keeps heartbeating (and hears REBALANCE_IN_PROGRESS) but never rejoins.
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 9; ++i) {
     h.advance(3000);
     EXPECT_EQ(h.heartbeat(kGroup, s.follower, s.generation), code(Error::kRebalanceInProgress));
   }
-  h.advance(1000);  // 31 s > the 30 s rebalance timeout
+  h.advance(2999);
+  EXPECT_FALSE(h.take_join(handle));
+  h.advance(1);  // the 30 s rebalance timeout is over
   auto r = h.take_join(handle);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->response.members.size(), 1u);
   EXPECT_FALSE(h.coordinator.group(kGroup)->has_member(s.follower));
+}
+
+TEST(ClassicGroupRebalance, FollowerRejoiningUnchangedGetsTheCurrentGenerationBack) {
+  GroupHarness h;
+  auto s = make_stable(h);
+  JoinOptions o;
+  o.member_id = s.follower;
+  auto r = h.join(kGroup, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->response.generation_id, s.generation);
+  EXPECT_EQ(r->response.leader, s.leader);
+  EXPECT_EQ(h.state(kGroup), GroupState::kStable);
+}
+
+// Cooperative rebalancing (cooperative-sticky) is client-driven: after revoking, members rejoin
+// with new "owned partitions" in their metadata, which the broker sees as changed metadata.
+TEST(ClassicGroupRebalance, RejoinWithChangedMetadataStartsAnotherRoundKeepingAssignments) {
+  GroupHarness h;
+  auto s = make_stable(h);
+  JoinOptions o;
+  o.member_id = s.follower;
+  o.metadata = "owned: nothing";
+  RequestHandle follower_join = 0;
+  EXPECT_FALSE(h.join(kGroup, o, &follower_join));
+  EXPECT_EQ(h.state(kGroup), GroupState::kPreparingRebalance);
+  // Until the next generation is formed, members keep what they were given.
+  EXPECT_EQ(text(h.coordinator.group(kGroup)->members().at(s.leader).assignment), "parts-L");
+  JoinOptions leader;
+  leader.member_id = s.leader;
+  leader.metadata = "owned: parts-L";
+  auto r = h.join(kGroup, leader);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->response.generation_id, s.generation + 1);
+  auto f = h.take_join(follower_join);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->response.generation_id, s.generation + 1);
+  for (const auto& m : r->response.members) {
+    EXPECT_EQ(text(m.metadata), m.member_id == s.leader ? "owned: parts-L" : "owned: nothing");
+  }
 }
 
 TEST(ClassicGroupStatic, RestartedStaticMemberGetsItsAssignmentBackWithoutARebalance) {
@@ -258,12 +332,45 @@ TEST(ClassicGroupStatic, RestartedStaticMemberGetsItsAssignmentBackWithoutARebal
   EXPECT_EQ(h.heartbeat(kGroup, follower, 1, follower_instance), code(Error::kFencedInstanceId));
 }
 
-TEST(ClassicGroupStatic, StaticMemberRejoiningWithNewSubscriptionTriggersARebalance) {
+// Kafka rebalances on a static rejoin only if the group's selected protocol would change; new
+// subscription bytes alone do not (the leader notices new topics through metadata).
+TEST(ClassicGroupStatic, StaticRejoinWithNewMetadataForTheSameProtocolDoesNotRebalance) {
+  GroupHarness h;
+  JoinOptions a;
+  a.instance_id = "instance-a";
+  RequestHandle ha = 0;
+  h.join(kGroup, a, &ha);
+  h.advance(3000);
+  auto ra = h.take_join(ha);
+  ASSERT_TRUE(ra);
+  h.sync(kGroup, ra->response.member_id, 1, {{ra->response.member_id, "A"}}, a.instance_id);
+  ASSERT_EQ(h.state(kGroup), GroupState::kStable);
+
+  a.metadata = "new-topics";
+  a.version = 8;  // before KIP-814 the restarted leader is told the old leader id
+  auto r = h.join(kGroup, a);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->response.error_code, 0);
+  EXPECT_EQ(r->response.leader, ra->response.member_id);
+  EXPECT_TRUE(r->response.members.empty());
+  EXPECT_EQ(h.state(kGroup), GroupState::kStable);
+
+  a.version = 9;  // from v9 it is told it leads, and to skip the assignment
+  auto r9 = h.join(kGroup, a);
+  ASSERT_TRUE(r9);
+  EXPECT_EQ(r9->response.leader, r9->response.member_id);
+  EXPECT_TRUE(r9->response.skip_assignment);
+  EXPECT_EQ(r9->response.members.size(), 1u);
+  EXPECT_EQ(h.state(kGroup), GroupState::kStable);
+}
+
+TEST(ClassicGroupStatic, AbsentStaticMemberKeepsItsPlaceThroughARebalance) {
   GroupHarness h;
   JoinOptions a;
   a.instance_id = "instance-a";
   JoinOptions b;
   b.instance_id = "instance-b";
+  b.session_timeout_ms = 60'000;  // outlives the rebalance below
   RequestHandle ha = 0;
   RequestHandle hb = 0;
   h.join(kGroup, a, &ha);
@@ -272,14 +379,27 @@ TEST(ClassicGroupStatic, StaticMemberRejoiningWithNewSubscriptionTriggersARebala
   h.advance(3000);
   auto ra = h.take_join(ha);
   auto rb = h.take_join(hb);
-  const std::string leader = ra->response.leader;
-  JoinOptions follower_opts = leader == ra->response.member_id ? b : a;
-  const std::string follower = leader == ra->response.member_id ? rb->response.member_id : ra->response.member_id;
-  h.sync(kGroup, follower, 1, {}, follower_opts.instance_id);
-  h.sync(kGroup, leader, 1, {{leader, "L"}, {follower, "F"}});
-  follower_opts.metadata = "new-topics";
-  EXPECT_FALSE(h.join(kGroup, follower_opts));
-  EXPECT_EQ(h.state(kGroup), GroupState::kPreparingRebalance);
+  ASSERT_TRUE(ra && rb);
+  const std::string id_a = ra->response.member_id;
+  const std::string id_b = rb->response.member_id;
+  h.sync(kGroup, id_a, 1, {{id_a, "A"}, {id_b, "B"}}, a.instance_id);
+  h.sync(kGroup, id_b, 1, {}, b.instance_id);
+  ASSERT_EQ(h.state(kGroup), GroupState::kStable);
+
+  // a rejoins with a new protocol list that changes nothing but forces a rebalance as leader.
+  JoinOptions again = a;
+  again.member_id = id_a;
+  RequestHandle h2 = 0;
+  h.join(kGroup, again, &h2);
+  ASSERT_EQ(h.state(kGroup), GroupState::kPreparingRebalance);
+  h.advance(5000);
+  EXPECT_EQ(h.heartbeat(kGroup, id_b, 1, b.instance_id), code(Error::kRebalanceInProgress));
+  h.advance(25'000);  // rebalance timeout: b did not rejoin, but it is static and stays
+  auto r = h.take_join(h2);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->response.generation_id, 2);
+  EXPECT_EQ(r->response.members.size(), 2u);
+  EXPECT_TRUE(h.coordinator.group(kGroup)->has_member(id_b));
 }
 
 TEST(ClassicGroupDescribe, DescribeAndListShowMembersAndState) {
@@ -302,6 +422,10 @@ TEST(ClassicGroupDescribe, DescribeAndListShowMembersAndState) {
   auto l = h.coordinator.list_groups(lreq, 5);
   ASSERT_EQ(l.groups.size(), 1u);
   EXPECT_EQ(l.groups[0].group_state, "Stable");
+  EXPECT_EQ(l.groups[0].group_type, "classic");
+  lreq.types_filter = {"consumer"};
+  EXPECT_TRUE(h.coordinator.list_groups(lreq, 5).groups.empty());
+  lreq.types_filter = {"Classic"};
   lreq.states_filter = {"empty"};
   EXPECT_TRUE(h.coordinator.list_groups(lreq, 5).groups.empty());
   lreq.states_filter = {"STABLE"};
