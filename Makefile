@@ -52,6 +52,13 @@ test: test-deps build
 test-all: test-deps build unit compat fuzz
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario $(PYTEST_ARGS)
 
+BENCH_ARGS ?=
+
+# Benchmarks against Apache Kafka on this machine (not part of `make test`);
+# writes bench/results/latest.{json,md}. e.g. make bench BENCH_ARGS="-n 5 --records 500000"
+bench: test-deps build
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/run.py $(BENCH_ARGS)
+
 format:
 	clang-format-19 -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')
 

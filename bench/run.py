@@ -34,7 +34,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -338,53 +337,52 @@ def run_phase(kind: str, phases: tuple[str, ...], workdir: Path, cfg: argparse.N
 
 
 def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
-    if True:
-        if phase == "fast":
-            time.sleep(1.0)
-            r["rss_idle_mib"] = status_kib(pid, "VmRSS") / 1024
-            cpu = 0.0
-            nbytes = 0
-            for p, a in PRODUCE_CASES:
-                t = f"perf-p{p}-acks{a}"
-                create_topic(b.bootstrap, t, p)
-                c0 = cpu_seconds(pid)
-                res = perf_test(b.bootstrap, t, cfg.records, a)
-                cpu += cpu_seconds(pid) - c0
-                nbytes += res["records"] * RECORD_SIZE
-                r[f"produce_perf_p{p}_acks{a}_mbps"] = res["mbps"]
-                r[f"produce_perf_p{p}_acks{a}_rps"] = res["rps"]
-                log(f"{kind}/{phase}: perf-test p{p} acks={a}: {res['mbps']:.1f} MiB/s")
-            r["cpu_s_per_gb"] = cpu / (nbytes / 1e9)
-            for p, a in PRODUCE_CASES:
-                t = f"rdk-p{p}-acks{a}"
-                create_topic(b.bootstrap, t, p)
-                res = rdkafka_produce(b.bootstrap, t, cfg.rdkafka_records, a)
-                r[f"produce_rdkafka_p{p}_acks{a}_mbps"] = res["mbps"]
-                r[f"produce_rdkafka_p{p}_acks{a}_rps"] = res["rps"]
-                log(f"{kind}/{phase}: rdkafka p{p} acks={a}: {res['mbps']:.1f} MiB/s")
-            res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records)
-            r["consume_rdkafka_p16_mbps"] = res["mbps"]
-            r["consume_rdkafka_p16_rps"] = res["rps"]
-            log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
-            r["rss_peak_mib"] = status_kib(pid, "VmHWM") / 1024
-        elif phase == "durable":
-            for p in (1, 16):
-                t = f"durable-p{p}"
-                create_topic(b.bootstrap, t, p, KAFKA_DURABLE_TOPIC if kind == "kafka" else None)
-                res = perf_test(b.bootstrap, t, cfg.durable_records, "all")
-                r[f"durable_perf_p{p}_acksall_mbps"] = res["mbps"]
-                r[f"durable_perf_p{p}_acksall_rps"] = res["rps"]
-                log(f"{kind}/{phase}: perf-test p{p} acks=all: {res['mbps']:.1f} MiB/s")
-        elif phase == "latency":
-            if latency_rate is None:  # half of this broker's max (only Kafka's run gets here)
-                latency_rate = max(1, int(r["produce_perf_p1_acksall_rps"] / 2))
-            create_topic(b.bootstrap, "latency", 1)
-            n = max(100, int(latency_rate * cfg.latency_seconds))
-            res = perf_test(b.bootstrap, "latency", n, "all", throughput=latency_rate)
-            r.update(latency_p50_ms=res["p50_ms"], latency_p99_ms=res["p99_ms"],
-                     latency_p999_ms=res["p999_ms"], latency_rate_rps=latency_rate)
-            log(f"{kind}/{phase}: {latency_rate} rec/s: p50 {res['p50_ms']} p99 {res['p99_ms']} "
-                f"p99.9 {res['p999_ms']} ms")
+    if phase == "fast":
+        time.sleep(1.0)
+        r["rss_idle_mib"] = status_kib(pid, "VmRSS") / 1024
+        cpu = 0.0
+        nbytes = 0
+        for p, a in PRODUCE_CASES:
+            t = f"perf-p{p}-acks{a}"
+            create_topic(b.bootstrap, t, p)
+            c0 = cpu_seconds(pid)
+            res = perf_test(b.bootstrap, t, cfg.records, a)
+            cpu += cpu_seconds(pid) - c0
+            nbytes += res["records"] * RECORD_SIZE
+            r[f"produce_perf_p{p}_acks{a}_mbps"] = res["mbps"]
+            r[f"produce_perf_p{p}_acks{a}_rps"] = res["rps"]
+            log(f"{kind}/{phase}: perf-test p{p} acks={a}: {res['mbps']:.1f} MiB/s")
+        r["cpu_s_per_gb"] = cpu / (nbytes / 1e9)
+        for p, a in PRODUCE_CASES:
+            t = f"rdk-p{p}-acks{a}"
+            create_topic(b.bootstrap, t, p)
+            res = rdkafka_produce(b.bootstrap, t, cfg.rdkafka_records, a)
+            r[f"produce_rdkafka_p{p}_acks{a}_mbps"] = res["mbps"]
+            r[f"produce_rdkafka_p{p}_acks{a}_rps"] = res["rps"]
+            log(f"{kind}/{phase}: rdkafka p{p} acks={a}: {res['mbps']:.1f} MiB/s")
+        res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records)
+        r["consume_rdkafka_p16_mbps"] = res["mbps"]
+        r["consume_rdkafka_p16_rps"] = res["rps"]
+        log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
+        r["rss_peak_mib"] = status_kib(pid, "VmHWM") / 1024
+    elif phase == "durable":
+        for p in (1, 16):
+            t = f"durable-p{p}"
+            create_topic(b.bootstrap, t, p, KAFKA_DURABLE_TOPIC if kind == "kafka" else None)
+            res = perf_test(b.bootstrap, t, cfg.durable_records, "all")
+            r[f"durable_perf_p{p}_acksall_mbps"] = res["mbps"]
+            r[f"durable_perf_p{p}_acksall_rps"] = res["rps"]
+            log(f"{kind}/{phase}: perf-test p{p} acks=all: {res['mbps']:.1f} MiB/s")
+    elif phase == "latency":
+        if latency_rate is None:  # half of this broker's max (only Kafka's run gets here)
+            latency_rate = max(1, int(r["produce_perf_p1_acksall_rps"] / 2))
+        create_topic(b.bootstrap, "latency", 1)
+        n = max(100, int(latency_rate * cfg.latency_seconds))
+        res = perf_test(b.bootstrap, "latency", n, "all", throughput=latency_rate)
+        r.update(latency_p50_ms=res["p50_ms"], latency_p99_ms=res["p99_ms"],
+                 latency_p999_ms=res["p999_ms"], latency_rate_rps=latency_rate)
+        log(f"{kind}/{phase}: {latency_rate} rec/s: p50 {res['p50_ms']} p99 {res['p99_ms']} "
+            f"p99.9 {res['p999_ms']} ms")
 
 
 # ------------------------------------------------------------------------------------ report
@@ -394,7 +392,6 @@ def median(xs):
 
 
 def machine() -> dict:
-    mem_kib = status = None
     with open("/proc/meminfo") as f:
         mem_kib = int(f.readline().split()[1])
     cpu_model = ""
@@ -409,7 +406,6 @@ def machine() -> dict:
     except Exception:
         df = "?"
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
-    del status
     return {"nproc": os.cpu_count(), "cpu": cpu_model, "mem_gib": round(mem_kib / 1024 / 1024, 1),
             "disk": df, "kernel": platform.release(), "python": platform.python_version(),
             "java": java[0] if java else "?",
@@ -468,7 +464,8 @@ def summarise(runs: list[dict], limits: list[dict], cfg, argv: list[str], starte
     ratios = {k: (med["weir"][k] / med["kafka"][k]
                   if med["weir"][k] is not None and med["kafka"][k] else None) for k in METRIC_KEYS}
     lim = {k: median([l[k] for l in limits]) for k in LIMIT_KEYS}
-    best = max((med["weir"][f"produce_perf_p{p}_acks{a}_mbps"] or 0) for p, a in PRODUCE_CASES)
+    best = max((med["weir"][f"produce_{tool}_p{p}_acks{a}_mbps"] or 0)
+               for tool in ("perf", "rdkafka") for p, a in PRODUCE_CASES)
     fractions = {
         "weir_best_produce_mbps": best,
         "of_disk_seq_write": best / lim["disk_seq_write_1m_mbps"] if lim["disk_seq_write_1m_mbps"] else None,
@@ -524,7 +521,7 @@ def markdown(s: dict) -> str:
     lim = s["limits"]
     fr = s["weir_fraction_of_limits"]
     out += ["", "Physical limits (same run, medians):", "",
-            "| limit | value | weir's best perf-test produce as a fraction |", "|---|---:|---:|",
+            "| limit | value | weir's best no-fsync produce (either client) as a fraction |", "|---|---:|---:|",
             f"| disk sequential write, 1 MiB blocks + one fdatasync | {fmt(lim['disk_seq_write_1m_mbps'])} MiB/s | {fmt(fr['of_disk_seq_write'])} |",
             f"| disk 16 KiB writes, fdatasync each | {fmt(lim['disk_fdatasync_16k_mbps'])} MiB/s ({fmt(lim['disk_fdatasync_16k_iops'])}/s) | durable p16: {fmt(fr['weir_durable_p16_of_disk_fdatasync_16k'])} |",
             f"| loopback TCP, one stream | {fmt(lim['loopback_tcp_mbps'])} MiB/s | {fmt(fr['of_loopback_tcp'])} |",
@@ -552,6 +549,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="results dir")
     ap.add_argument("--weir-bin", type=Path, default=None,
                     help="weir binary (default: $WEIR_BIN, else build/weir)")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="only re-render the tables from an earlier latest.json (no brokers run)")
     ap.add_argument("--keep", action="store_true", help="keep broker data and logs")
     cfg = ap.parse_args(argv[1:])
     s = cfg.smoke
@@ -567,6 +566,16 @@ def main(argv: list[str]) -> int:
         WEIR_BIN[0] = Path(os.environ["WEIR_BIN"]).resolve()
     sync_seconds = 0.5 if s else 3.0
     loop_seconds = 0.5 if s else 3.0
+
+    if cfg.from_json is not None:
+        old = json.loads(cfg.from_json.read_text())
+        for k in ("records", "rdkafka_records", "durable_records", "latency_seconds"):
+            setattr(cfg, k, old["settings"][k])
+        cfg.smoke = old["smoke"]
+        summary = summarise(old["runs"], old["limit_runs"], cfg, old["command"].split(), old["started"])
+        summary["machine"] = {**summary["machine"], **old["machine"]}
+        summary["command"] = old["command"]
+        return write_results(summary, cfg.out)
 
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     load_at_start = [round(x, 2) for x in os.getloadavg()]
@@ -588,16 +597,15 @@ def main(argv: list[str]) -> int:
                     ("kafka", ("fast", "durable", "latency")), ("weir", ("latency",))]
             for i, (kind, phases) in enumerate(plan):
                 rate = rr["kafka"].get("latency_rate_rps")  # Kafka's own run computes it
-                if True:
-                    res = run_phase(kind, phases, workdir / f"r{rep}-{i}-{kind}", cfg, rate)
-                    prev = rr[kind]
-                    # start-up time and answered-ness are collected in every phase
-                    st = prev.setdefault("startup_samples", [])
-                    st.append(res.pop("startup_to_first_produce_s"))
-                    ans = res.pop("answered") and prev.get("answered", True)
-                    prev.setdefault("exit_codes", []).extend(res.pop("exit_codes"))
-                    prev.update(res)
-                    prev["answered"] = ans
+                res = run_phase(kind, phases, workdir / f"r{rep}-{i}-{kind}", cfg, rate)
+                prev = rr[kind]
+                # start-up time and answered-ness are collected in every phase
+                st = prev.setdefault("startup_samples", [])
+                st.append(res.pop("startup_to_first_produce_s"))
+                ans = res.pop("answered") and prev.get("answered", True)
+                prev.setdefault("exit_codes", []).extend(res.pop("exit_codes"))
+                prev.update(res)
+                prev["answered"] = ans
             for kind in ("weir", "kafka"):
                 rr[kind]["startup_to_first_produce_s"] = median(rr[kind]["startup_samples"])
             runs.append(rr)
@@ -607,10 +615,14 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     summary = summarise(runs, limits, cfg, ["bench/run.py"] + argv[1:], started)
     summary["machine"]["loadavg_at_start"] = load_at_start
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    (cfg.out / "latest.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return write_results(summary, cfg.out)
+
+
+def write_results(summary: dict, out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(summary, indent=2) + "\n")
     md = markdown(summary)
-    (cfg.out / "latest.md").write_text(md)
+    (out / "latest.md").write_text(md)
     print(md)
     return 0 if summary["both_answered"] else 1
 

@@ -102,7 +102,9 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
       }
       const std::size_t shard = broker.shards().owner(w.topic, w.partition);
       const std::int32_t limit = std::min(w.max_bytes, response_max_bytes);
-      const bool min_one = i == 0 || fanned.empty();
+      // Every partition may return one batch above its limit; the response limit below then
+      // keeps such an oversized batch only for the first partition with data, as Kafka does.
+      const bool min_one = true;
       fanned.push_back(i);
       fan.add(broker.shards().executor(shard), [&broker, shard, w, limit, min_one]() {
         return read_partition(broker.shards().table(shard).find(w.topic, w.partition), w, limit, min_one);
