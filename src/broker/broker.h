@@ -25,6 +25,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/clock.h"
+#include "broker/async.h"
 #include "broker/catalog.h"
 #include "broker/config.h"
 #include "broker/errors.h"
@@ -175,12 +176,7 @@ boost::asio::awaitable<Response> Broker::controller_op(Op op) {
 template <class F>
 auto Broker::with_controller(F f)
     -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
-  co_return co_await boost::asio::co_spawn(
-      shards_->controller(),
-      [this, fn = std::move(f)]() mutable -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
-        co_return fn(*controller_);
-      },
-      boost::asio::use_awaitable);
+  co_return co_await run_on(shards_->controller(), [this, &f]() { return f(*controller_); });
 }
 
 }  // namespace weir::broker

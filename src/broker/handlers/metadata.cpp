@@ -1,6 +1,8 @@
 // Metadata: this broker, the cluster id, and the requested topics (all of them for a null list,
 // or an empty one in v0). A missing topic is created when the request allows it and
 // auto.create.topics.enable is on, with num.partitions and default.replication.factor.
+// Differs from Kafka on purpose: the new topic is described in this same response (the creation
+// is synchronous here), where Kafka first answers LEADER_NOT_AVAILABLE and the client retries.
 #include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/handlers/handlers.h"

@@ -88,6 +88,7 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
             failed(code(version >= 13 ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition)));
         continue;
       }
+      // Kafka refuses a partition entry without record batches as an invalid record set.
       if (!pd.records || pd.records->empty()) {
         immediate.emplace_back(failed(code(ErrorCode::kInvalidRecord)));
         continue;
