@@ -23,6 +23,8 @@ BatchHeader BatchHeader::parse(ByteSpan header, std::int64_t position) noexcept 
   h.attributes = load_be<std::int16_t>(p + record::kAttributesOffset);
   h.base_timestamp = load_be<std::int64_t>(p + record::kBaseTimestampOffset);
   h.max_timestamp = load_be<std::int64_t>(p + record::kMaxTimestampOffset);
+  h.producer_id = load_be<std::int64_t>(p + record::kProducerIdOffset);
+  h.producer_epoch = load_be<std::int16_t>(p + record::kProducerEpochOffset);
   h.records_count = load_be<std::int32_t>(p + record::kRecordsCountOffset);
   return h;
 }

@@ -34,9 +34,12 @@ struct BatchHeader {
   std::int16_t attributes = 0;
   std::int64_t base_timestamp = -1;
   std::int64_t max_timestamp = -1;
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
   std::int32_t records_count = 0;
 
   [[nodiscard]] std::int64_t last_offset() const noexcept { return base_offset + last_offset_delta; }
+  [[nodiscard]] bool is_control() const noexcept { return (attributes & record::kControlBit) != 0; }
   [[nodiscard]] std::int64_t next_offset() const noexcept { return last_offset() + 1; }
   [[nodiscard]] std::int64_t end_position() const noexcept { return position + size; }
 

@@ -2,7 +2,8 @@
 // rename over `<name>`, fsync the directory), so a crash leaves the old or the new version.
 //
 // Offset checkpoints, one per log directory: recovery-point-offset-checkpoint,
-// log-start-offset-checkpoint, replication-offset-checkpoint (high watermarks):
+// log-start-offset-checkpoint, replication-offset-checkpoint (high watermarks),
+// cleaner-offset-checkpoint (the log cleaner's first dirty offsets, compacted logs only):
 //
 //   0                      version
 //   2                      number of entries
@@ -65,6 +66,7 @@ struct EpochEntry {
 inline constexpr std::string_view kRecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
 inline constexpr std::string_view kLogStartOffsetCheckpointFile = "log-start-offset-checkpoint";
 inline constexpr std::string_view kReplicationOffsetCheckpointFile = "replication-offset-checkpoint";
+inline constexpr std::string_view kCleanerOffsetCheckpointFile = "cleaner-offset-checkpoint";
 inline constexpr std::string_view kLeaderEpochCheckpointFile = "leader-epoch-checkpoint";
 inline constexpr std::string_view kPartitionMetadataFile = "partition.metadata";
 inline constexpr std::string_view kCleanShutdownFile = ".kafka_cleanshutdown";

@@ -27,6 +27,7 @@ class FaultFile final : public File {
 
   Status<IoError> append(ByteSpan data) override {
     std::lock_guard lock(owner_->mutex_);
+    if (!owner_->allow_operation()) return unexpected(IoError{EIO});
     const auto n = static_cast<std::int64_t>(data.size());
     const std::int64_t growth = std::max<std::int64_t>(0, size_ + n - state_->physical_size);
     std::int64_t allowed = n;
@@ -52,7 +53,7 @@ class FaultFile final : public File {
     }
     if (hook) hook();
     std::lock_guard lock(owner_->mutex_);
-    if (owner_->fail_syncs_) return unexpected(IoError{EIO});
+    if (owner_->fail_syncs_ || !owner_->allow_operation()) return unexpected(IoError{EIO});
     ++owner_->file_syncs_;
     state_->synced_size = state_->physical_size;
     return {};
@@ -61,6 +62,7 @@ class FaultFile final : public File {
   Status<IoError> truncate(std::int64_t size) override {
     WEIR_ASSERT(size >= 0);
     std::lock_guard lock(owner_->mutex_);
+    if (!owner_->allow_operation()) return unexpected(IoError{EIO});
     const std::int64_t growth = size - state_->physical_size;
     if (owner_->free_bytes_ && growth > *owner_->free_bytes_) return unexpected(IoError{ENOSPC});
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return unexpected(detail::last_error());
@@ -75,6 +77,11 @@ class FaultFile final : public File {
   std::int64_t size() const noexcept override { return size_; }
   int fd() const noexcept override { return fd_; }
   IoResult<std::int64_t> modified_time_ms() const override { return detail::fd_mtime_ms(fd_); }
+  Status<IoError> set_modified_time_ms(std::int64_t time_ms) override {
+    std::lock_guard lock(owner_->mutex_);
+    if (!owner_->allow_operation()) return unexpected(IoError{EIO});
+    return detail::fd_set_mtime_ms(fd_, time_ms);
+  }
 
  private:
   FaultInjectingFileSystem* owner_;
@@ -104,9 +111,20 @@ std::shared_ptr<FaultInjectingFileSystem::FileState> FaultInjectingFileSystem::s
   return slot;
 }
 
+bool FaultInjectingFileSystem::allow_operation() {
+  ++mutating_operations_;
+  if (!operations_left_) return true;
+  if (*operations_left_ == 0) return false;
+  --*operations_left_;
+  return true;
+}
+
 IoResult<std::shared_ptr<File>> FaultInjectingFileSystem::open(const fs::path& path, OpenMode mode) {
   const std::string k = key(path);
   std::lock_guard lock(mutex_);
+  if ((mode == OpenMode::kCreate || mode == OpenMode::kCreateTruncate) && !allow_operation()) {
+    return unexpected(IoError{EIO});
+  }
   const bool existed = ::access(k.c_str(), F_OK) == 0;
   auto fd = detail::open_fd(k, mode);
   if (!fd) return unexpected(fd.error());
@@ -130,6 +148,7 @@ Status<IoError> FaultInjectingFileSystem::rename(const fs::path& from, const fs:
   const std::string f = key(from);
   const std::string t = key(to);
   std::lock_guard lock(mutex_);
+  if (!allow_operation()) return unexpected(IoError{EIO});
   const bool target_existed = ::access(t.c_str(), F_OK) == 0;
   if (::rename(f.c_str(), t.c_str()) != 0) return unexpected(detail::last_error());
   if (auto it = files_.find(t); it != files_.end()) {
@@ -167,6 +186,7 @@ Status<IoError> FaultInjectingFileSystem::rename(const fs::path& from, const fs:
 Status<IoError> FaultInjectingFileSystem::remove(const fs::path& path) {
   const std::string k = key(path);
   std::lock_guard lock(mutex_);
+  if (!allow_operation()) return unexpected(IoError{EIO});
   if (::remove(k.c_str()) != 0) return unexpected(detail::last_error());
   if (auto it = files_.find(k); it != files_.end()) {
     if (free_bytes_) *free_bytes_ += it->second->physical_size;
@@ -179,6 +199,7 @@ Status<IoError> FaultInjectingFileSystem::remove(const fs::path& path) {
 Status<IoError> FaultInjectingFileSystem::create_directory(const fs::path& path) {
   const std::string k = key(path);
   std::lock_guard lock(mutex_);
+  if (!allow_operation()) return unexpected(IoError{EIO});
   if (::mkdir(k.c_str(), 0755) == 0) {
     created_unsynced_.insert(k);
     return {};
@@ -195,7 +216,7 @@ IoResult<std::vector<DirEntry>> FaultInjectingFileSystem::list(const fs::path& d
 Status<IoError> FaultInjectingFileSystem::sync_directory(const fs::path& dir) {
   const std::string k = key(dir);
   std::lock_guard lock(mutex_);
-  if (fail_syncs_) return unexpected(IoError{EIO});
+  if (fail_syncs_ || !allow_operation()) return unexpected(IoError{EIO});
   ++directory_syncs_;
   std::erase_if(created_unsynced_, [&](const std::string& p) { return fs::path(p).parent_path().string() == k; });
   return {};
@@ -246,6 +267,16 @@ void FaultInjectingFileSystem::fail_syncs(bool fail) {
 void FaultInjectingFileSystem::set_sync_hook(std::function<void()> hook) {
   std::lock_guard lock(mutex_);
   sync_hook_ = std::move(hook);
+}
+
+void FaultInjectingFileSystem::fail_after(std::optional<std::int64_t> operations) {
+  std::lock_guard lock(mutex_);
+  operations_left_ = operations;
+}
+
+std::int64_t FaultInjectingFileSystem::mutating_operations() const {
+  std::lock_guard lock(mutex_);
+  return mutating_operations_;
 }
 
 std::int64_t FaultInjectingFileSystem::file_syncs() const {

@@ -10,6 +10,10 @@
 //  - fail_syncs(true): sync() and sync_directory() fail with EIO and make nothing durable.
 //  - set_sync_hook(fn): fn runs at the start of every file sync() (outside any lock), so tests
 //    can hold a flush cycle open.
+//  - fail_after(n): the next n mutating operations (append, truncate, sync, set_modified_time_ms,
+//    an open that may create, rename, remove, create_directory, sync_directory) succeed, every
+//    later one fails with EIO, as if the process had died there; crash() then drops what was not
+//    durable. nullopt: no limit. mutating_operations() counts them, to find every n worth trying.
 //
 // Simplifications: a truncate, rename or remove is durable at once (a renamed file that was not
 // yet durable under its old name stays non-durable under the new one); data written before the
@@ -54,10 +58,12 @@ class FaultInjectingFileSystem final : public FileSystem {
   void set_free_bytes(std::optional<std::int64_t> bytes);
   void fail_syncs(bool fail);
   void set_sync_hook(std::function<void()> hook);
+  void fail_after(std::optional<std::int64_t> operations);
 
   // Counters for tests.
   [[nodiscard]] std::int64_t file_syncs() const;
   [[nodiscard]] std::int64_t directory_syncs() const;
+  [[nodiscard]] std::int64_t mutating_operations() const;
 
   // Per-file bookkeeping, shared with the open files of that path. Guarded by mutex_.
   struct FileState {
@@ -72,6 +78,8 @@ class FaultInjectingFileSystem final : public FileSystem {
   friend class FaultFile;
   static std::string key(const std::filesystem::path& p);
   std::shared_ptr<FileState> state_for(const std::string& path, std::int64_t size);  // mutex_ held
+  // Counts one mutating operation; false if fail_after() says it must fail. mutex_ held.
+  bool allow_operation();
 
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<FileState>> files_;
@@ -81,6 +89,8 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::function<void()> sync_hook_;
   std::int64_t file_syncs_ = 0;
   std::int64_t directory_syncs_ = 0;
+  std::int64_t mutating_operations_ = 0;
+  std::optional<std::int64_t> operations_left_;
 };
 
 }  // namespace weir::storage

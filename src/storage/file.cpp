@@ -95,6 +95,15 @@ IoResult<std::int64_t> fd_mtime_ms(int fd) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
 }
 
+Status<IoError> fd_set_mtime_ms(int fd, std::int64_t time_ms) {
+  struct timespec times[2]{};
+  times[0].tv_nsec = UTIME_OMIT;  // access time unchanged
+  times[1].tv_sec = static_cast<time_t>(time_ms / 1000);
+  times[1].tv_nsec = static_cast<long>((time_ms % 1000) * 1'000'000);
+  if (::futimens(fd, times) != 0) return unexpected(last_error());
+  return {};
+}
+
 Status<IoError> sync_dir_path(const fs::path& dir) {
   auto fd = open_fd(dir, OpenMode::kRead);
   if (!fd) return unexpected(fd.error());
@@ -144,6 +153,7 @@ class PosixFile final : public File {
   std::int64_t size() const noexcept override { return size_; }
   int fd() const noexcept override { return fd_; }
   IoResult<std::int64_t> modified_time_ms() const override { return detail::fd_mtime_ms(fd_); }
+  Status<IoError> set_modified_time_ms(std::int64_t time_ms) override { return detail::fd_set_mtime_ms(fd_, time_ms); }
 
  private:
   const int fd_;

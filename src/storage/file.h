@@ -62,6 +62,9 @@ class File {
   [[nodiscard]] virtual int fd() const noexcept = 0;
   // Last modification time in milliseconds since the Unix epoch.
   [[nodiscard]] virtual IoResult<std::int64_t> modified_time_ms() const = 0;
+  // Sets the modification time (the log cleaner gives a cleaned segment the time of the newest
+  // segment it replaces, as Kafka does). Not a write: durable with the file's next sync.
+  [[nodiscard]] virtual Status<IoError> set_modified_time_ms(std::int64_t time_ms) = 0;
 };
 
 enum class OpenMode : std::uint8_t {
@@ -131,6 +134,7 @@ IoResult<std::size_t> pread_fd(int fd, std::int64_t position, MutableByteSpan ou
 Status<IoError> pwrite_fd(int fd, std::int64_t position, ByteSpan data, std::size_t* written);
 IoResult<std::int64_t> fd_size(int fd);
 IoResult<std::int64_t> fd_mtime_ms(int fd);
+Status<IoError> fd_set_mtime_ms(int fd, std::int64_t time_ms);
 Status<IoError> sync_dir_path(const std::filesystem::path& dir);
 IoError last_error() noexcept;
 }  // namespace detail

@@ -30,10 +30,16 @@ std::int64_t lookup(const OffsetCheckpoint& offsets, const TopicPartition& tp) {
   return it == offsets.end() ? 0 : it->second;
 }
 
+std::optional<std::int64_t> find(const OffsetCheckpoint& offsets, const TopicPartition& tp) {
+  auto it = offsets.find(tp);
+  if (it == offsets.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 LogManager::LogManager(FileSystem& fs, fs::path dir, const Clock& clock, LogManagerOptions options)
-    : fs_(fs), dir_(std::move(dir)), clock_(clock), options_(std::move(options)) {}
+    : fs_(fs), dir_(std::move(dir)), clock_(clock), options_(std::move(options)), cleaner_(options_.cleaner) {}
 
 LogManager::~LogManager() = default;
 
@@ -62,6 +68,7 @@ Status<Errc> LogManager::load() {
   const OffsetCheckpoint recovery_points = read_dir_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, &malformed);
   const OffsetCheckpoint log_starts = read_dir_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, nullptr);
   const OffsetCheckpoint high_watermarks = read_dir_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, nullptr);
+  cleaner_checkpoint_written_ = read_dir_checkpoint(fs_, dir_ / kCleanerOffsetCheckpointFile, nullptr);
   // Without trustworthy recovery points a clean shutdown cannot be relied on either.
   had_clean_shutdown_ = *clean && !malformed;
 
@@ -85,7 +92,7 @@ Status<Errc> LogManager::load() {
       continue;
     }
     const RecoveryHint hint{had_clean_shutdown_, lookup(recovery_points, *tp), lookup(log_starts, *tp),
-                            lookup(high_watermarks, *tp)};
+                            lookup(high_watermarks, *tp), find(cleaner_checkpoint_written_, *tp)};
     auto log = PartitionLog::open(fs_, dir_ / e.name, config_for(tp->topic), clock_, hint);
     if (!log) {
       log::get("storage")->error("event=partition_open_failed {} {}", log::kv("dir", e.name),
@@ -143,7 +150,64 @@ Result<void, Errc> LogManager::remove(const TopicPartition& tp) {
   if (it == logs_.end()) return unexpected(Errc::kNotFound);
   auto removed = it->second.log->remove();
   logs_.erase(it);
+  uncleanable_.erase(tp);
   return removed;
+}
+
+std::vector<TopicPartition> LogManager::cleanable(std::int64_t now_ms) {
+  WEIR_ASSERT(!closed_);
+  std::vector<TopicPartition> in_progress;
+  std::vector<std::pair<double, TopicPartition>> dirty;
+  for (const auto& [tp, entry] : logs_) {
+    PartitionLog& log = *entry.log;
+    if (!log.config().cleanup_compact || log.failed() || uncleanable_.contains(tp)) continue;
+    if (log.cleaning_in_progress()) {
+      in_progress.push_back(tp);
+      continue;
+    }
+    auto info = LogCleaner::examine(log, now_ms);
+    if (!info) {
+      log::get("storage")->error("event=clean_examine_failed {} {}", log::kv("partition", tp),
+                                 log::kv("error", to_string(info.error())));
+      uncleanable_.insert(tp);
+      continue;
+    }
+    if (info->needs_cleaning) dirty.emplace_back(info->dirty_ratio, tp);
+  }
+  std::stable_sort(dirty.begin(), dirty.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [ratio, tp] : dirty) in_progress.push_back(std::move(tp));
+  return in_progress;
+}
+
+Result<CleanResult, Errc> LogManager::clean(const TopicPartition& tp, std::int64_t now_ms, std::int64_t budget_bytes,
+                                            const ActiveProducers* producers) {
+  WEIR_ASSERT(!closed_);
+  PartitionLog* log = get(tp);
+  if (log == nullptr) return unexpected(Errc::kNotFound);
+  if (uncleanable_.contains(tp)) return CleanResult{};
+  auto result = cleaner_.clean(*log, now_ms, budget_bytes, producers);
+  if (!result) {
+    uncleanable_.insert(tp);
+    return result;
+  }
+  if (result->state == CleanState::kCompleted) {
+    if (auto ok = write_cleaner_checkpoint(); !ok) {
+      // The cleaned segments are in place; an old checkpoint only means cleaning again.
+      log::get("storage")->warn("event=cleaner_checkpoint_deferred {}", log::kv("dir", dir_.string()));
+    }
+  }
+  return result;
+}
+
+Status<Errc> LogManager::write_cleaner_checkpoint() {
+  OffsetCheckpoint checkpoints;
+  for (const auto& [tp, entry] : logs_) {
+    if (auto offset = entry.log->cleaner_checkpoint()) checkpoints[tp] = *offset;
+  }
+  if (checkpoints == cleaner_checkpoint_written_) return {};
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kCleanerOffsetCheckpointFile, checkpoints); !ok) return ok;
+  cleaner_checkpoint_written_ = std::move(checkpoints);
+  return {};
 }
 
 Result<void, Errc> LogManager::write_checkpoints() {
@@ -157,7 +221,8 @@ Result<void, Errc> LogManager::write_checkpoints() {
   }
   if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, recovery_points); !ok) return ok;
   if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, log_starts); !ok) return ok;
-  return write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, high_watermarks);
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, high_watermarks); !ok) return ok;
+  return write_cleaner_checkpoint();
 }
 
 Result<void, Errc> LogManager::close() {

@@ -7,6 +7,7 @@
 //     recovery-point-offset-checkpoint     offsets below which each log is durable
 //     log-start-offset-checkpoint          each log's start offset
 //     replication-offset-checkpoint        each log's high watermark
+//     cleaner-offset-checkpoint            each cleaned log's first dirty offset (log compaction)
 //     .kafka_cleanshutdown                 present only between a clean shutdown and the next open
 //
 // Checkpoint formats in checkpoint.h. open() looks for the clean-shutdown marker: with it, logs
@@ -14,6 +15,11 @@
 // marker is removed once every log is open, and written again by close() after all logs are
 // flushed and the checkpoints written. Kafka's __cluster_metadata-0 directory is not a
 // partition log of this manager and is left alone.
+//
+// Log compaction: the broker asks cleanable() on a timer and calls clean() for one partition at
+// a time with a byte budget (log.cleaner.io.max.bytes.per.second, paced by the caller, e.g. with
+// an IoThrottle); a partition with an unfinished clean comes first, so one offset map is alive at
+// a time if the caller finishes it before starting another.
 //
 // Threading: used from one thread, like the logs it owns.
 #pragma once
@@ -23,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +39,7 @@
 #include "storage/checkpoint.h"
 #include "storage/errc.h"
 #include "storage/file.h"
+#include "storage/log_cleaner.h"
 #include "storage/partition_log.h"
 
 namespace weir::storage {
@@ -40,6 +48,7 @@ struct LogManagerOptions {
   LogConfig default_config;
   // The config of a topic found on disk (metadata knows it); default_config if empty.
   std::function<LogConfig(std::string_view topic)> config_for;
+  CleanerConfig cleaner = {};  // log.cleaner.dedupe.buffer.size and its load factor
 };
 
 class LogManager {
@@ -63,7 +72,21 @@ class LogManager {
   // Deletes the partition (PartitionLog::remove). kNotFound if there is none.
   [[nodiscard]] Result<void, Errc> remove(const TopicPartition& tp);
 
-  // Rewrites the three offset checkpoints from the logs' current state (run periodically).
+  // Log compaction (log_cleaner.h). The partitions whose cleanup.policy includes compact and that
+  // need cleaning at now_ms (wall clock), the one with an unfinished clean first, then the
+  // dirtiest first. Partitions whose cleaning failed are left out until the next open, as Kafka
+  // leaves "uncleanable" partitions alone.
+  [[nodiscard]] std::vector<TopicPartition> cleanable(std::int64_t now_ms);
+  // Cleans tp for about budget_bytes of I/O (LogCleaner::clean: result.stats.io_bytes() says how
+  // much was done) and writes cleaner-offset-checkpoint when a round completes. `producers`: the
+  // partition's active producers, if the caller knows them. kNotFound if there is no such
+  // partition; after any other error tp is uncleanable.
+  [[nodiscard]] Result<CleanResult, Errc> clean(const TopicPartition& tp, std::int64_t now_ms,
+                                                std::int64_t budget_bytes, const ActiveProducers* producers = nullptr);
+  [[nodiscard]] bool is_uncleanable(const TopicPartition& tp) const { return uncleanable_.contains(tp); }
+
+  // Rewrites the offset checkpoints from the logs' current state (run periodically);
+  // cleaner-offset-checkpoint only if it changed.
   [[nodiscard]] Result<void, Errc> write_checkpoints();
   // Clean shutdown: closes every log, writes the checkpoints, then the clean-shutdown marker.
   [[nodiscard]] Result<void, Errc> close();
@@ -77,12 +100,16 @@ class LogManager {
   LogManager(FileSystem& fs, std::filesystem::path dir, const Clock& clock, LogManagerOptions options);
   [[nodiscard]] Status<Errc> load();
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
+  [[nodiscard]] Status<Errc> write_cleaner_checkpoint();
 
   FileSystem& fs_;
   std::filesystem::path dir_;
   const Clock& clock_;
   LogManagerOptions options_;
   std::map<TopicPartition, Entry> logs_;
+  LogCleaner cleaner_;
+  std::set<TopicPartition> uncleanable_;
+  OffsetCheckpoint cleaner_checkpoint_written_;  // what cleaner-offset-checkpoint holds
   bool had_clean_shutdown_ = false;
   bool closed_ = false;
 };

@@ -8,7 +8,9 @@
 #include "base/uuid.h"
 #include "protocol/record/record.h"
 #include "protocol/record/record_batch.h"
+#include "storage/batch_filter.h"
 #include "storage/checkpoint.h"
+#include "storage/log_cleaner.h"
 
 namespace weir::storage {
 
@@ -72,17 +74,27 @@ Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& b
     if (!rule.ok(batch.base_timestamp(), type) || !rule.ok(batch.max_timestamp(), type)) {
       return unexpected(Errc::kInvalidTimestamp);
     }
+    if (config.cleanup_compact) {
+      bool keyless = false;
+      auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes,
+                                           [&](const record::RecordView& r) { keyless = keyless || !r.key; });
+      if (!walked) return unexpected(walked.error());
+      if (keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
+    }
     return batch.max_timestamp();
   }
   std::int64_t max_timestamp = record::kNoTimestamp;
   bool timestamps_ok = true;
+  bool keyless = false;
   auto walked = record::for_each_record(batch, [&](const record::RecordView& r) {
     const std::int64_t ts = batch.record_timestamp(r);
     timestamps_ok = timestamps_ok && rule.ok(ts, type);
     max_timestamp = std::max(max_timestamp, ts);
+    keyless = keyless || !r.key;
   });
   if (!walked) return unexpected(from_record_errc(walked.error()));
   if (!timestamps_ok) return unexpected(Errc::kInvalidTimestamp);
+  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);
   return max_timestamp;
 }
 
@@ -147,21 +159,20 @@ Result<std::unique_ptr<PartitionLog>, Errc> PartitionLog::open(FileSystem& fs, f
 }
 
 Status<Errc> PartitionLog::load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases) {
+  if (auto ok = finish_interrupted_swap(); !ok) return ok;
   auto entries = fs_.list(dir_);
   if (!entries) return unexpected(Errc::kStorageError);
   std::vector<std::string> index_files;
   for (const DirEntry& e : *entries) {
     if (e.is_directory) continue;
     const std::string_view name = e.name;
-    if (name.ends_with(Segment::kDeletedSuffix) || name.ends_with(".tmp") || name.ends_with(".cleaned")) {
-      (void)fs_.remove(dir_ / e.name);  // an interrupted deletion, checkpoint write or clean
+    if (name.ends_with(Segment::kDeletedSuffix) || name.ends_with(".tmp")) {
+      (void)fs_.remove(dir_ / e.name);  // an interrupted deletion or checkpoint write
     } else if (auto base = Segment::parse_file_name(name, Segment::kLogSuffix)) {
       bases.push_back(*base);
     } else if (name.ends_with(Segment::kIndexSuffix) || name.ends_with(Segment::kTimeIndexSuffix) ||
                name.ends_with(Segment::kTxnIndexSuffix)) {
       index_files.push_back(e.name);
-    } else if (name.ends_with(".swap")) {
-      log::get("storage")->warn("event=swap_file_ignored {}", log::kv("file", (dir_ / e.name).string()));
     }
   }
   std::sort(bases.begin(), bases.end());
@@ -212,6 +223,8 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
 
   log_end_offset_ = *active().next_offset();
   log_start_offset_ = std::max(hint.log_start_offset, segments_.front()->base_offset());
+  // Offsets recovery cut off come back as new data: they must count as dirty.
+  if (hint.cleaner_checkpoint) cleaner_checkpoint_ = std::min(*hint.cleaner_checkpoint, log_end_offset_);
   if (log_start_offset_ > log_end_offset_) {
     // The checkpointed log start is past the data that survived: start over there, as Kafka does.
     if (auto ok = truncate_fully_and_start_at(log_start_offset_); !ok) return ok;
@@ -524,6 +537,11 @@ void PartitionLog::update_high_watermark(std::int64_t offset) noexcept {
   high_watermark_ = std::clamp(offset, log_start_offset_, log_end_offset_);
 }
 
+std::int64_t PartitionLog::last_stable_offset() const noexcept {
+  if (first_unstable_offset_) return std::min(*first_unstable_offset_, high_watermark_);
+  return high_watermark_;
+}
+
 Status<Errc> PartitionLog::delete_oldest_segments(std::size_t n) {
   WEIR_ASSERT(n < segments_.size(), "the active segment is never deleted");
   const std::int64_t due_ms = clock_.now_ms() + std::max<std::int64_t>(0, config_.file_delete_delay_ms);
@@ -580,6 +598,7 @@ Status<Errc> PartitionLog::truncate_fully_and_start_at(std::int64_t offset) {
   bool ok = true;
   for (auto& s : old) ok = s->remove_files() && ok;
   ++truncations_;
+  if (cleaner_checkpoint_) cleaner_checkpoint_ = std::min(*cleaner_checkpoint_, offset);
   log_start_offset_ = offset;
   log_end_offset_ = offset;
   recovery_point_ = std::min(recovery_point_, offset);
@@ -608,6 +627,8 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
     return unexpected(cut.error());
   }
   if (active().empty()) active().set_created_ms(clock_.wall_ms());  // as Kafka does
+  // Kafka's maybeTruncateCheckpoint: what follows the truncation point is new, hence dirty.
+  if (cleaner_checkpoint_) cleaner_checkpoint_ = std::min(*cleaner_checkpoint_, active().base_offset());
   log_end_offset_ = offset;
   log_start_offset_ = std::min(log_start_offset_, offset);
   recovery_point_ = std::min(recovery_point_, offset);
@@ -635,6 +656,7 @@ int PartitionLog::delete_expired_segments(std::int64_t now_ms) {
     return n;
   };
   int deleted = 0;
+  // (Kafka's UnifiedLog.deleteOldSegments: time and size retention only with cleanup.policy delete.)
   auto remove_prefix = [&](std::size_t n) {
     if (n == 0) return;
     if (n == segments_.size()) {
@@ -644,13 +666,13 @@ int PartitionLog::delete_expired_segments(std::int64_t now_ms) {
     (void)delete_oldest_segments(n);
     deleted += static_cast<int>(before - segments_.size());
   };
-  if (config_.retention_ms >= 0) {
+  if (config_.cleanup_delete && config_.retention_ms >= 0) {
     remove_prefix(deletable([&](Segment& s, bool) {
       auto largest = s.largest_timestamp();
       return largest && now_ms - *largest > config_.retention_ms;
     }));
   }
-  if (config_.retention_bytes >= 0) {
+  if (config_.cleanup_delete && config_.retention_bytes >= 0) {
     std::int64_t excess = size_bytes() - config_.retention_bytes;
     remove_prefix(deletable([&](Segment& s, bool) {
       if (excess - s.size_bytes() < 0) return false;
@@ -669,6 +691,136 @@ int PartitionLog::delete_expired_segments(std::int64_t now_ms) {
 void PartitionLog::set_config(LogConfig config) {
   config_ = config;
   for (auto& segment : segments_) segment->set_config(segment_config());
+}
+
+// ------------------------------------------------------------------------ the log cleaner's swap
+
+namespace {
+
+// The base offset of a segment file ("<digits>.log" / .index / .timeindex / .txnindex) whose name
+// ends with `suffix` after that; nullopt for any other file.
+std::optional<std::int64_t> segment_file_base(std::string_view name, std::string_view suffix) {
+  if (!name.ends_with(suffix)) return std::nullopt;
+  name.remove_suffix(suffix.size());
+  for (std::string_view kind :
+       {Segment::kLogSuffix, Segment::kIndexSuffix, Segment::kTimeIndexSuffix, Segment::kTxnIndexSuffix}) {
+    if (auto base = Segment::parse_file_name(name, kind)) return base;
+  }
+  return std::nullopt;
+}
+
+// The offset after the last whole, well-framed batch of a log file (base if there is none).
+Result<std::int64_t, Errc> next_offset_of(FileSystem& fs, const fs::path& path, std::int64_t base) {
+  auto file = fs.open(path, OpenMode::kRead);
+  if (!file) return unexpected(Errc::kStorageError);
+  BatchScanner scanner(**file, 0, (*file)->size(), BatchScanner::Mode::kHeaders);
+  std::int64_t next = base;
+  for (;;) {
+    auto batch = scanner.next();
+    if (!batch && batch.error() == ScanStop::kIo) return unexpected(Errc::kStorageError);
+    if (!batch || !*batch) return next;
+    next = (*batch)->next_offset();
+  }
+}
+
+}  // namespace
+
+Status<Errc> PartitionLog::finish_interrupted_swap() {
+  auto entries = fs_.list(dir_);
+  if (!entries) return unexpected(Errc::kStorageError);
+  std::vector<std::string> cleaned;
+  std::vector<std::string> swaps;
+  std::int64_t min_cleaned = std::numeric_limits<std::int64_t>::max();
+  for (const DirEntry& e : *entries) {
+    if (e.is_directory) continue;
+    if (auto base = segment_file_base(e.name, Segment::kCleanedSuffix)) {
+      cleaned.push_back(e.name);
+      min_cleaned = std::min(min_cleaned, *base);
+    } else if (segment_file_base(e.name, Segment::kSwapSuffix)) {
+      swaps.push_back(e.name);
+    }
+  }
+  if (cleaned.empty() && swaps.empty()) return {};
+  auto remove = [&](const std::string& name) -> Status<Errc> {
+    auto removed = fs_.remove(dir_ / name);
+    if (!removed && !removed.error().not_found()) return unexpected(Errc::kStorageError);
+    return {};
+  };
+  // Files are renamed .cleaned -> .swap only once all of them are complete; a .cleaned file left
+  // means that renaming never finished, so the swap files at or above it go too (Kafka's rule).
+  std::vector<std::string> valid;
+  for (const std::string& name : swaps) {
+    if (*segment_file_base(name, Segment::kSwapSuffix) < min_cleaned) {
+      valid.push_back(name);
+    } else if (auto ok = remove(name); !ok) {
+      return ok;
+    }
+  }
+  for (const std::string& name : cleaned) {
+    if (auto ok = remove(name); !ok) return ok;
+  }
+  // The swap was complete: its segments replace whatever lies in the offsets they cover.
+  std::int64_t low = std::numeric_limits<std::int64_t>::max();
+  std::int64_t high = std::numeric_limits<std::int64_t>::min();
+  for (const std::string& name : valid) {
+    const std::string plain = name.substr(0, name.size() - Segment::kSwapSuffix.size());
+    auto base = Segment::parse_file_name(plain, Segment::kLogSuffix);
+    if (!base) continue;
+    auto next = next_offset_of(fs_, dir_ / name, *base);
+    if (!next) return unexpected(next.error());
+    low = std::min(low, *base);
+    high = std::max(high, *next);
+  }
+  for (const DirEntry& e : *entries) {
+    auto base = e.is_directory ? std::nullopt : segment_file_base(e.name, "");
+    if (!base || *base < low || *base >= high) continue;
+    if (auto ok = remove(e.name); !ok) return ok;
+  }
+  for (const std::string& name : valid) {
+    const std::string plain = name.substr(0, name.size() - Segment::kSwapSuffix.size());
+    if (!fs_.rename(dir_ / name, dir_ / plain)) return unexpected(Errc::kStorageError);
+  }
+  if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
+  log::get("storage")->warn("event=interrupted_clean_recovered {} {} {}", log::kv("dir", dir_.string()),
+                            log::kv("swap_files_completed", valid.size()),
+                            log::kv("files_rolled_back", cleaned.size() + swaps.size() - valid.size()));
+  return {};
+}
+
+Status<Errc> PartitionLog::replace_segments(std::unique_ptr<Segment> cleaned, std::size_t first, std::size_t count) {
+  WEIR_ASSERT(count > 0 && first + count < segments_.size(), "the active segment is never replaced");
+  WEIR_ASSERT(cleaned->base_offset() == segments_[first]->base_offset());
+  WEIR_ASSERT(cleaned->file_suffix() == Segment::kCleanedSuffix);
+  auto give_up = [&](std::string_view step) -> Status<Errc> {
+    log::get("storage")->error("event=clean_swap_failed {} {} {}", log::kv("dir", dir_.string()),
+                               log::kv("base_offset", cleaned->base_offset()), log::kv("step", step));
+    if (!cleaned->remove_files()) failed_ = true;  // leftovers are resolved by the next open
+    return unexpected(Errc::kStorageError);
+  };
+  if (!cleaned->sync_all() || !fs_.sync_directory(dir_)) return give_up("sync_cleaned");
+  if (!cleaned->change_file_suffix(Segment::kSwapSuffix)) return give_up("rename_to_swap");
+  if (!fs_.sync_directory(dir_)) return give_up("sync_swap");
+
+  // From here on the swap is complete on disk: a crash ends with the cleaned segment in place.
+  bool renamed = true;
+  for (std::size_t i = first; renamed && i < first + count; ++i) {
+    renamed = segments_[i]->rename_for_deletion().has_value();
+  }
+  Status<Errc> result;
+  if (!renamed || !cleaned->change_file_suffix("") || !fs_.sync_directory(dir_)) {
+    log::get("storage")->error("event=clean_swap_unfinished {} {} action=complete_on_next_open",
+                               log::kv("dir", dir_.string()), log::kv("base_offset", cleaned->base_offset()));
+    failed_ = true;
+    result = unexpected(Errc::kStorageError);
+  }
+  const std::int64_t due_ms = clock_.now_ms() + std::max<std::int64_t>(0, config_.file_delete_delay_ms);
+  for (std::size_t i = first; i < first + count; ++i) {
+    pending_deletions_.push_back(PendingDeletion{std::move(segments_[i]), due_ms});
+  }
+  const auto at = segments_.begin() + static_cast<std::ptrdiff_t>(first);
+  segments_.erase(at + 1, at + static_cast<std::ptrdiff_t>(count));
+  segments_[first] = std::move(cleaned);
+  return result;
 }
 
 // ------------------------------------------------------------------------------------ durability
@@ -717,6 +869,7 @@ Result<void, Errc> PartitionLog::flush() {
 
 Result<void, Errc> PartitionLog::close() {
   if (closed_) return {};
+  LogCleaner::abort(*this);  // an unfinished clean starts over after the restart
   if (auto ok = active().close(); !ok) return ok;
   if (auto ok = flush(); !ok) return ok;
   purge_deleted_files(true);
@@ -728,6 +881,7 @@ Result<void, Errc> PartitionLog::remove() {
   WEIR_ASSERT(!closed_);
   const fs::path parent = dir_.parent_path().empty() ? fs::path(".") : dir_.parent_path();
   const fs::path doomed = parent / delete_dir_name(dir_);
+  clean_job_.reset();  // its files go with the directory
   segments_.clear();  // close our descriptors (readers holding slices keep theirs)
   pending_deletions_.clear();
   closed_ = true;

@@ -16,11 +16,18 @@
 // synced for everything appended so far, the Flusher syncs it, mark_synced() records it and
 // advances recovery_point(): every offset below it is durable. flush() does all of that inline.
 //
-// Recovery (open): after an unclean shutdown every segment that may hold offsets at or after the
-// recovery point is checked batch by batch (magic, CRC, offsets); the log is cut at the first
-// invalid or partial batch, later segments are deleted, indexes rebuilt. After a clean shutdown
-// only the active segment's tail (after its last index entry) is read. Missing or corrupt
-// indexes of any segment are rebuilt when found.
+// Recovery (open): first an interrupted swap of the log cleaner is finished or rolled back, as
+// Kafka's LogLoader does: `.cleaned` files are removed, and so are `.swap` files at or above the
+// lowest `.cleaned` base offset (their renaming never completed); the remaining `.swap` files
+// replace the segment files whose base offsets lie in [lowest `.log.swap` base, highest
+// `.log.swap` next offset) and lose their suffix. Then, after an unclean shutdown every segment
+// that may hold offsets at or after the recovery point is checked batch by batch (magic, CRC,
+// offsets); the log is cut at the first invalid or partial batch, later segments are deleted,
+// indexes rebuilt. After a clean shutdown only the active segment's tail (after its last index
+// entry) is read. Missing or corrupt indexes of any segment are rebuilt when found.
+//
+// Compaction (cleanup.policy=compact) is done by LogCleaner (log_cleaner.h), which keeps the state
+// of an unfinished clean here and swaps cleaned segments in with replace_segments().
 //
 // Threading: a PartitionLog has one owner thread; call every method there. The only things that
 // leave it are FileSlice (its file may be read and sent from any thread, and keeps the file open
@@ -48,6 +55,9 @@
 
 namespace weir::storage {
 
+struct CleanJob;
+class LogCleaner;
+
 // Topic-level configs, with Kafka's names and defaults.
 struct LogConfig {
   std::int64_t segment_bytes = 1073741824;      // segment.bytes
@@ -61,6 +71,14 @@ struct LogConfig {
   std::int64_t timestamp_before_max_ms = std::numeric_limits<std::int64_t>::max();  // message.timestamp.before.max.ms
   std::int64_t timestamp_after_max_ms = 3600000;                                    // message.timestamp.after.max.ms
   std::int64_t file_delete_delay_ms = 60000;                                        // file.delete.delay.ms
+  // cleanup.policy: "delete" (retention.ms and retention.bytes apply), "compact" (LogCleaner), or
+  // both.
+  bool cleanup_delete = true;
+  bool cleanup_compact = false;
+  std::int64_t delete_retention_ms = 86400000;                                    // delete.retention.ms
+  std::int64_t min_compaction_lag_ms = 0;                                         // min.compaction.lag.ms
+  std::int64_t max_compaction_lag_ms = std::numeric_limits<std::int64_t>::max();  // max.compaction.lag.ms
+  double min_cleanable_dirty_ratio = 0.5;                                         // min.cleanable.dirty.ratio
 };
 
 // What the log directory's checkpoint files say about this partition.
@@ -69,6 +87,7 @@ struct RecoveryHint {
   std::int64_t recovery_point = 0;    // recovery-point-offset-checkpoint (0 if absent)
   std::int64_t log_start_offset = 0;  // log-start-offset-checkpoint (0 if absent)
   std::int64_t high_watermark = 0;    // replication-offset-checkpoint (0 if absent)
+  std::optional<std::int64_t> cleaner_checkpoint = std::nullopt;  // cleaner-offset-checkpoint (none if absent)
 };
 
 struct AppendInfo {
@@ -113,10 +132,12 @@ class PartitionLog {
   // validated: framing, magic 2, CRC32C, record count vs lastOffsetDelta, client rules (base
   // offset 0, no control batch, sequence with producer id), every record (uncompressed batches),
   // size <= max.message.bytes, timestamps within message.timestamp.{before,after}.max.ms of now
-  // (CreateTime). Then offsets are assigned from the log end offset, the partition leader epoch
-  // stamped, and maxTimestamp set (to the records' largest timestamp, or to now and the
-  // LogAppendTime bit when the topic says so), in place in `batches`. All or nothing: on any
-  // error the log is unchanged. Empty input appends nothing (batches = 0, offsets -1).
+  // (CreateTime), and on compacted topics a key on every record (Kafka 4 refuses keyless records
+  // there with INVALID_RECORD; compressed batches are decompressed to check). Then offsets are
+  // assigned from the log end offset, the partition leader epoch stamped, and maxTimestamp set
+  // (to the records' largest timestamp, or to now and the LogAppendTime bit when the topic says
+  // so), in place in `batches`. All or nothing: on any error the log is unchanged. Empty input
+  // appends nothing (batches = 0, offsets -1).
   [[nodiscard]] Result<AppendInfo, Errc> append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch);
 
   // Batches that already carry their offsets (control markers written by the broker,
@@ -152,6 +173,17 @@ class PartitionLog {
   // passes it back in RecoveryHint); the broker advances it. Clamped to [log start, LEO].
   [[nodiscard]] std::int64_t high_watermark() const noexcept { return high_watermark_; }
   void update_high_watermark(std::int64_t offset) noexcept;
+  // The first offset of the oldest open transaction, set by the transactions layer (nullopt: none
+  // open). The last stable offset is the lower of it and the high watermark; the log cleaner
+  // never cleans at or past it.
+  void set_first_unstable_offset(std::optional<std::int64_t> offset) noexcept { first_unstable_offset_ = offset; }
+  [[nodiscard]] std::int64_t last_stable_offset() const noexcept;
+
+  // The log cleaner's checkpoint (cleaner-offset-checkpoint): the first offset not yet cleaned;
+  // nullopt if the log was never cleaned. A truncation lowers it.
+  [[nodiscard]] std::optional<std::int64_t> cleaner_checkpoint() const noexcept { return cleaner_checkpoint_; }
+  // True while a clean started by LogCleaner::clean() has not finished.
+  [[nodiscard]] bool cleaning_in_progress() const noexcept { return clean_job_ != nullptr; }
 
   // DeleteRecords: moves the log start up to offset (kOffsetOutOfRange if beyond LEO) and deletes
   // the segments wholly below it. A smaller offset is a no-op.
@@ -159,11 +191,11 @@ class PartitionLog {
   // Removes every batch with last offset >= offset; the LEO becomes offset (no-op if offset >=
   // LEO). Below the log start, the whole log is dropped and restarted at offset.
   [[nodiscard]] Result<void, Errc> truncate_to(std::int64_t offset);
-  // retention.ms (segments whose largest timestamp is older than now_ms - retention.ms) and
-  // retention.bytes (oldest segments while the log stays at or above the limit without them),
-  // whole segments, plus segments wholly below the log start. (Kafka also keeps segments that
-  // reach past the high watermark; with one replica the broker's HW is the LEO, so that check
-  // waits for replication.)
+  // With cleanup.policy delete: retention.ms (segments whose largest timestamp is older than
+  // now_ms - retention.ms) and retention.bytes (oldest segments while the log stays at or above
+  // the limit without them), whole segments; with any policy, segments wholly below the log
+  // start. (Kafka also keeps segments that reach past the high watermark; with one replica the
+  // broker's HW is the LEO, so that check waits for replication.)
   // The active segment is never deleted while active: if it has expired it is rolled first, as
   // Kafka does. Also removes files deleted more than file.delete.delay.ms ago. Returns the
   // number of segments deleted.
@@ -205,6 +237,8 @@ class PartitionLog {
   [[nodiscard]] bool failed() const noexcept { return failed_; }
 
  private:
+  friend class LogCleaner;
+
   struct PendingDeletion {
     std::unique_ptr<Segment> segment;
     std::int64_t due_ms;  // monotonic
@@ -213,6 +247,7 @@ class PartitionLog {
   PartitionLog(FileSystem& fs, std::filesystem::path dir, LogConfig config, const Clock& clock);
 
   [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
+  [[nodiscard]] Status<Errc> finish_interrupted_swap();
   [[nodiscard]] Status<Errc> load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases);
   [[nodiscard]] Status<Errc> recover_from(std::size_t first_index);
   [[nodiscard]] SegmentConfig segment_config() const noexcept;
@@ -231,6 +266,14 @@ class PartitionLog {
   void purge_deleted_files(bool all);
   [[nodiscard]] Status<Errc> truncate_fully_and_start_at(std::int64_t offset);
   [[nodiscard]] int delete_expired_segments(std::int64_t now_ms);
+  // The log cleaner's swap (Kafka's replaceSegments): `cleaned`, complete under the .cleaned
+  // suffix and starting at the same base offset, replaces segments_[first, first + count), none
+  // of them active. Made durable as .cleaned, renamed .swap (durable), the old segments renamed
+  // .deleted (removed after file.delete.delay.ms), then .swap dropped. An error before the .swap
+  // renames leaves the log as it was (the cleaned files are removed); an error after them still
+  // swaps in memory, leaves the rest to the next open (which completes the swap) and marks the
+  // log failed.
+  [[nodiscard]] Status<Errc> replace_segments(std::unique_ptr<Segment> cleaned, std::size_t first, std::size_t count);
 
   FileSystem& fs_;
   std::filesystem::path dir_;
@@ -246,6 +289,9 @@ class PartitionLog {
   std::uint64_t directory_writes_ = 0;  // segment files created
   std::uint64_t directory_synced_ = 0;
   std::vector<PendingDeletion> pending_deletions_;
+  std::optional<std::int64_t> first_unstable_offset_;
+  std::optional<std::int64_t> cleaner_checkpoint_;
+  std::unique_ptr<CleanJob> clean_job_;  // an unfinished clean (LogCleaner)
   bool failed_ = false;
   bool closed_ = false;
 };

@@ -45,16 +45,18 @@ std::optional<std::int64_t> Segment::parse_file_name(std::string_view name, std:
 }
 
 Segment::Segment(FileSystem& fs, fs::path dir, std::int64_t base_offset, const SegmentConfig& config,
-                 std::int64_t created_ms, TrackedFile log, TrackedFile index, TrackedFile time_index)
+                 std::int64_t created_ms, std::string_view suffix, TrackedFile log, TrackedFile index,
+                 TrackedFile time_index)
     : fs_(fs),
       dir_(std::move(dir)),
       base_offset_(base_offset),
       config_(config),
       created_ms_(created_ms),
+      suffix_(suffix),
       log_(std::move(log)),
       offset_index_(std::move(index), base_offset, max_index_entries(OffsetIndex::kEntrySize)),
       time_index_(std::move(time_index), base_offset, max_index_entries(TimeIndex::kEntrySize)),
-      txn_index_(fs, dir_ / file_name(base_offset, kTxnIndexSuffix)) {}
+      txn_index_(fs, path(kTxnIndexSuffix)) {}
 
 Segment::~Segment() = default;
 
@@ -62,27 +64,24 @@ std::int64_t Segment::max_index_entries(std::size_t entry_size) const noexcept {
   return std::max<std::int64_t>(1, config_.segment_index_bytes / static_cast<std::int64_t>(entry_size));
 }
 
-fs::path Segment::path(std::string_view suffix) const {
-  std::string name = file_name(base_offset_, suffix);
-  if (deleted_) name += kDeletedSuffix;
-  return dir_ / name;
-}
+fs::path Segment::path(std::string_view suffix) const { return dir_ / (file_name(base_offset_, suffix) + suffix_); }
 
 Result<std::unique_ptr<Segment>, Errc> Segment::create(FileSystem& fs, const fs::path& dir, std::int64_t base_offset,
-                                                       const SegmentConfig& config, std::int64_t created_ms) {
+                                                       const SegmentConfig& config, std::int64_t created_ms,
+                                                       std::string_view file_suffix) {
   WEIR_ASSERT(base_offset >= 0);
-  auto log = open_tracked(fs, dir / file_name(base_offset, kLogSuffix), OpenMode::kCreateTruncate);
+  auto name = [&](std::string_view kind) { return dir / (file_name(base_offset, kind) + std::string(file_suffix)); };
+  auto log = open_tracked(fs, name(kLogSuffix), OpenMode::kCreateTruncate);
   if (!log) return unexpected(log.error());
-  auto index = open_tracked(fs, dir / file_name(base_offset, kIndexSuffix), OpenMode::kCreateTruncate);
+  auto index = open_tracked(fs, name(kIndexSuffix), OpenMode::kCreateTruncate);
   if (!index) return unexpected(index.error());
-  auto time = open_tracked(fs, dir / file_name(base_offset, kTimeIndexSuffix), OpenMode::kCreateTruncate);
+  auto time = open_tracked(fs, name(kTimeIndexSuffix), OpenMode::kCreateTruncate);
   if (!time) return unexpected(time.error());
-  if (auto removed = fs.remove(dir / file_name(base_offset, kTxnIndexSuffix));
-      !removed && !removed.error().not_found()) {
+  if (auto removed = fs.remove(name(kTxnIndexSuffix)); !removed && !removed.error().not_found()) {
     return unexpected(Errc::kStorageError);
   }
-  std::unique_ptr<Segment> segment(
-      new Segment(fs, dir, base_offset, config, created_ms, std::move(*log), std::move(*index), std::move(*time)));
+  std::unique_ptr<Segment> segment(new Segment(fs, dir, base_offset, config, created_ms, file_suffix, std::move(*log),
+                                               std::move(*index), std::move(*time)));
   if (!segment->offset_index_.reset({}) || !segment->time_index_.reset({})) return unexpected(Errc::kStorageError);
   segment->next_offset_ = base_offset;
   segment->max_timestamp_ = TimestampOffsetEntry{-1, base_offset};
@@ -103,7 +102,7 @@ Result<std::unique_ptr<Segment>, Errc> Segment::open(FileSystem& fs, const fs::p
   auto time = open_tracked(fs, time_path, OpenMode::kCreate);
   if (!time) return unexpected(time.error());
   std::unique_ptr<Segment> segment(
-      new Segment(fs, dir, base_offset, config, created_ms, std::move(*log), std::move(*index), std::move(*time)));
+      new Segment(fs, dir, base_offset, config, created_ms, {}, std::move(*log), std::move(*index), std::move(*time)));
   segment->indexes_missing_ = !*index_exists || !*time_exists;
   if (auto ok = segment->txn_index_.open_existing(); !ok) return unexpected(ok.error());
   return segment;
@@ -471,6 +470,28 @@ Result<std::int64_t, Errc> Segment::largest_timestamp() {
   return *mtime;
 }
 
+Result<std::int64_t, Errc> Segment::first_batch_timestamp() {
+  if (rolling_timestamp_) return *rolling_timestamp_;
+  if (empty()) return std::int64_t{-1};
+  BatchScanner first(log_.file(), 0, size_bytes(), BatchScanner::Mode::kHeaders);
+  auto h = first.next();
+  if (!h) return unexpected(scan_error(h.error()));
+  if (!*h) return std::int64_t{-1};
+  rolling_timestamp_ = (*h)->max_timestamp;
+  return *rolling_timestamp_;
+}
+
+Result<std::int64_t, Errc> Segment::last_modified_ms() const {
+  auto mtime = log_.file().modified_time_ms();
+  if (!mtime) return unexpected(Errc::kStorageError);
+  return *mtime;
+}
+
+Status<Errc> Segment::set_last_modified_ms(std::int64_t time_ms) {
+  if (!log_.file().set_modified_time_ms(time_ms)) return unexpected(Errc::kStorageError);
+  return {};
+}
+
 Result<std::int64_t, Errc> Segment::truncate_to(std::int64_t offset) {
   auto batch = find_batch(offset);
   if (!batch) return unexpected(batch.error());
@@ -525,23 +546,23 @@ Status<Errc> Segment::close() {
 }
 
 Status<Errc> Segment::rename_for_deletion() {
-  WEIR_ASSERT(!deleted_);
-  std::vector<std::string_view> suffixes{kLogSuffix, kIndexSuffix, kTimeIndexSuffix};
-  if (txn_index_.exists()) suffixes.push_back(kTxnIndexSuffix);
-  for (std::size_t i = 0; i < suffixes.size(); ++i) {
-    const fs::path from = path(suffixes[i]);
-    fs::path to = from;
-    to += kDeletedSuffix;
-    if (auto ok = fs_.rename(from, to); !ok) {
-      for (std::size_t j = 0; j < i; ++j) {  // put back what was renamed
-        fs::path renamed = path(suffixes[j]);
-        renamed += kDeletedSuffix;
-        (void)fs_.rename(renamed, path(suffixes[j]));
-      }
+  WEIR_ASSERT(suffix_ != kDeletedSuffix);
+  return change_file_suffix(kDeletedSuffix);
+}
+
+Status<Errc> Segment::change_file_suffix(std::string_view suffix) {
+  std::vector<std::string_view> kinds{kLogSuffix, kIndexSuffix, kTimeIndexSuffix};
+  if (txn_index_.exists()) kinds.push_back(kTxnIndexSuffix);
+  auto named = [&](std::string_view kind, std::string_view with) {
+    return dir_ / (file_name(base_offset_, kind) + std::string(with));
+  };
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (auto ok = fs_.rename(named(kinds[i], suffix_), named(kinds[i], suffix)); !ok) {
+      for (std::size_t j = 0; j < i; ++j) (void)fs_.rename(named(kinds[j], suffix), named(kinds[j], suffix_));
       return unexpected(Errc::kStorageError);
     }
   }
-  deleted_ = true;
+  suffix_ = std::string(suffix);
   txn_index_.set_path(path(kTxnIndexSuffix));
   return {};
 }

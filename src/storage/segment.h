@@ -7,7 +7,10 @@
 //   <20-digit base offset>.timeindex  sparse time index (time_index.h)
 //   <20-digit base offset>.txnindex   aborted transactions (transaction_index.h), only if any
 //
-// e.g. 00000000000000001234.log. A file being deleted gets the suffix ".deleted" first.
+// e.g. 00000000000000001234.log. A file being deleted gets the suffix ".deleted" first. The log
+// cleaner writes a replacement segment as "<name>.cleaned", renames it to "<name>.swap" once it
+// is durable, and to "<name>" after the segments it replaces are renamed ".deleted" (Kafka's
+// suffixes; PartitionLog's recovery completes or rolls back an interrupted swap).
 //
 // Invariants: batches in the .log are contiguous, their offsets strictly increase and all lie in
 // [base offset, base offset + 2^31); every index entry points at a batch boundary.
@@ -74,17 +77,21 @@ class Segment {
   static constexpr std::string_view kTimeIndexSuffix = ".timeindex";
   static constexpr std::string_view kTxnIndexSuffix = ".txnindex";
   static constexpr std::string_view kDeletedSuffix = ".deleted";
+  static constexpr std::string_view kCleanedSuffix = ".cleaned";
+  static constexpr std::string_view kSwapSuffix = ".swap";
 
   // "00000000000000001234.log".
   [[nodiscard]] static std::string file_name(std::int64_t base_offset, std::string_view suffix);
   // The base offset of a file name with that suffix ("<digits><suffix>"); nullopt otherwise.
   [[nodiscard]] static std::optional<std::int64_t> parse_file_name(std::string_view name, std::string_view suffix);
 
-  // Creates the files of a new, empty segment (replacing leftovers with the same name).
+  // Creates the files of a new, empty segment (replacing leftovers with the same name). With a
+  // file_suffix (kCleanedSuffix) every file name gets it appended.
   [[nodiscard]] static Result<std::unique_ptr<Segment>, Errc> create(FileSystem& fs, const std::filesystem::path& dir,
                                                                      std::int64_t base_offset,
                                                                      const SegmentConfig& config,
-                                                                     std::int64_t created_ms);
+                                                                     std::int64_t created_ms,
+                                                                     std::string_view file_suffix = {});
   // Opens the files of an existing segment without reading its batches. Missing index files are
   // created empty and the segment marked for an index rebuild (indexes_missing()).
   [[nodiscard]] static Result<std::unique_ptr<Segment>, Errc> open(FileSystem& fs, const std::filesystem::path& dir,
@@ -145,6 +152,12 @@ class Segment {
   [[nodiscard]] Result<std::optional<TimestampOffset>, Errc> max_timestamp_record();
   // For retention.ms: the largest timestamp, or the file's modification time if none.
   [[nodiscard]] Result<std::int64_t, Errc> largest_timestamp();
+  // The first batch's max timestamp (what segment.ms and max.compaction.lag.ms count from); -1 if
+  // the segment is empty.
+  [[nodiscard]] Result<std::int64_t, Errc> first_batch_timestamp();
+  // The log file's modification time, and setting it (on the log file only).
+  [[nodiscard]] Result<std::int64_t, Errc> last_modified_ms() const;
+  [[nodiscard]] Status<Errc> set_last_modified_ms(std::int64_t time_ms);
 
   // Removes the batches whose last offset >= offset. Returns the bytes removed.
   [[nodiscard]] Result<std::int64_t, Errc> truncate_to(std::int64_t offset);
@@ -167,10 +180,15 @@ class Segment {
   // Deletion: first every file gets the ".deleted" suffix, later the files are removed.
   [[nodiscard]] Status<Errc> rename_for_deletion();
   [[nodiscard]] Status<Errc> remove_files();
+  // Renames every file from its current suffix to `suffix` ("" for the plain names), the .log
+  // first, then .index, .timeindex, .txnindex (Kafka's order). On failure the files already
+  // renamed are put back (best effort) and kStorageError returned.
+  [[nodiscard]] Status<Errc> change_file_suffix(std::string_view suffix);
+  [[nodiscard]] const std::string& file_suffix() const noexcept { return suffix_; }
 
  private:
   Segment(FileSystem& fs, std::filesystem::path dir, std::int64_t base_offset, const SegmentConfig& config,
-          std::int64_t created_ms, TrackedFile log, TrackedFile index, TrackedFile time_index);
+          std::int64_t created_ms, std::string_view suffix, TrackedFile log, TrackedFile index, TrackedFile time_index);
 
   [[nodiscard]] std::filesystem::path path(std::string_view suffix) const;
   [[nodiscard]] std::int64_t max_index_entries(std::size_t entry_size) const noexcept;
@@ -193,7 +211,7 @@ class Segment {
   std::int64_t base_offset_;
   SegmentConfig config_;
   std::int64_t created_ms_;
-  bool deleted_ = false;
+  std::string suffix_;  // appended to every file name: "", kCleanedSuffix, kSwapSuffix, kDeletedSuffix
   bool indexes_missing_ = false;
 
   TrackedFile log_;
