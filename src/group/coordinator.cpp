@@ -717,6 +717,85 @@ p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchReques
   return resp;
 }
 
+namespace {
+
+// The topics a "consumer" protocol member subscribes to, from its ConsumerProtocolSubscription
+// (int16 version, then an int32-counted array of int16-length strings); nullopt if unreadable.
+std::optional<std::vector<std::string>> subscribed_topics(const Bytes& metadata) {
+  p::Reader r(metadata);
+  const std::int16_t v = r.i16();
+  const std::int32_t n = r.i32();
+  if (!r.ok() || v < 0 || n < 0 || static_cast<std::size_t>(n) > metadata.size()) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const std::int16_t len = r.i16();
+    if (!r.ok() || len < 0) return std::nullopt;
+    auto bytes = r.take(static_cast<std::size_t>(len));
+    if (!r.ok()) return std::nullopt;
+    out.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return out;
+}
+
+// Kafka's ClassicGroup.isSubscribedToTopic: the union of the members' subscriptions when every
+// member's metadata for the chosen protocol reads as a consumer subscription; else false.
+bool is_subscribed_to(const ClassicGroup& g, const std::string& topic) {
+  if (g.protocol_type() != std::optional<std::string>("consumer") || !g.protocol_name()) return false;
+  bool found = false;
+  for (const auto& [id, m] : g.members()) {
+    const Bytes* md = m.metadata_for(*g.protocol_name());
+    if (md == nullptr) return false;
+    auto topics = subscribed_topics(*md);
+    if (!topics) return false;
+    if (std::ranges::find(*topics, topic) != topics->end()) found = true;
+  }
+  return found;
+}
+
+}  // namespace
+
+Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDeleteRequest& req,
+                                                               std::int16_t /*version*/,
+                                                               std::int64_t /*now_ms*/) {
+  Reply<p::OffsetDeleteResponse> out;
+  ClassicGroup* g = req.group_id.empty() ? nullptr : find_group(req.group_id);
+  if (req.group_id.empty()) {
+    out.response.error_code = code(Error::kInvalidGroupId);
+    return out;
+  }
+  if (g == nullptr || g->is(GroupState::kDead)) {
+    out.response.error_code = code(Error::kGroupIdNotFound);
+    return out;
+  }
+  // A group with members may only lose offsets of topics it does not consume, which is only
+  // known for the consumer protocol.
+  if (!g->is(GroupState::kEmpty) && g->protocol_type() != std::optional<std::string>("consumer")) {
+    out.response.error_code = code(Error::kNonEmptyGroup);
+    return out;
+  }
+  auto it = offsets_.find(req.group_id);
+  for (const auto& topic : req.topics) {
+    auto& rt = out.response.topics.emplace_back();
+    rt.name = topic.name;
+    const bool subscribed = !g->is(GroupState::kEmpty) && is_subscribed_to(*g, topic.name);
+    for (const auto& part : topic.partitions) {
+      auto& rp = rt.partitions.emplace_back();
+      rp.partition_index = part.partition_index;
+      if (subscribed) {
+        rp.error_code = code(Error::kGroupSubscribedToTopic);
+        continue;
+      }
+      if (it == offsets_.end()) continue;
+      auto found = it->second.find({topic.name, part.partition_index});
+      if (found == it->second.end()) continue;
+      out.effects.records.push_back(offset_record(req.group_id, topic.name, part.partition_index, nullptr));
+      it->second.erase(found);
+    }
+  }
+  if (it != offsets_.end() && it->second.empty()) offsets_.erase(it);
+  return out;
+}
+
 // ---- DescribeGroups / ListGroups / DeleteGroups ---------------------------------------------
 
 p::DescribeGroupsResponse GroupCoordinator::describe_groups(const p::DescribeGroupsRequest& req,

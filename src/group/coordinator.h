@@ -60,6 +60,8 @@
 #include "protocol/gen/leave_group_response.h"
 #include "protocol/gen/list_groups_request.h"
 #include "protocol/gen/list_groups_response.h"
+#include "protocol/gen/offset_delete_request.h"
+#include "protocol/gen/offset_delete_response.h"
 #include "protocol/gen/offset_commit_request.h"
 #include "protocol/gen/offset_commit_response.h"
 #include "protocol/gen/offset_fetch_request.h"
@@ -84,6 +86,7 @@ enum class Error : std::int16_t {
   kGroupIdNotFound = 69,
   kMemberIdRequired = 79,
   kGroupMaxSizeReached = 81,
+  kGroupSubscribedToTopic = 86,
   kFencedInstanceId = 82,
 };
 [[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
@@ -163,6 +166,11 @@ class GroupCoordinator {
   [[nodiscard]] protocol::ListGroupsResponse list_groups(const protocol::ListGroupsRequest& req,
                                                          std::int16_t version) const;
   Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req,
+                                                      std::int16_t version, std::int64_t now_ms);
+
+  // OffsetDelete: removes committed offsets of an empty group, or of topics a consumer-protocol
+  // group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise).
+  Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req,
                                                       std::int16_t version, std::int64_t now_ms);
 
   // Fires every timer due at `now_ms`: session expiry, pending member expiry, join phase
