@@ -112,6 +112,8 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
   group_config_.max_session_timeout_ms = std::stoi(config_.get("group.max.session.timeout.ms"));
   group_config_.max_size = std::stoi(config_.get("group.max.size"));
   group_config_.offset_metadata_max_bytes = std::stoi(config_.get("offset.metadata.max.bytes"));
+  group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
+  group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
 }
 
 Broker::~Broker() = default;

@@ -91,7 +91,10 @@ GroupHost::GroupHost(Broker& broker, std::size_t shard, std::int32_t partition_i
       config_(config),
       clock_(clock),
       coordinator_(std::make_unique<group::GroupCoordinator>(config)),
-      timer_(executor) {}
+      timer_(executor),
+      expiry_timer_(executor) {
+  arm_expiry();
+}
 
 GroupHost::~GroupHost() = default;
 
@@ -312,6 +315,15 @@ void GroupHost::rearm() {
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or cancelled
     on_timer();
+  });
+}
+
+void GroupHost::arm_expiry() {
+  expiry_timer_.expires_after(std::chrono::milliseconds(std::max<std::int64_t>(1, config_.offsets_retention_check_interval_ms)));
+  expiry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    apply(coordinator_->expire_offsets(now_ms()));
+    arm_expiry();
   });
 }
 

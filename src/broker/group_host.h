@@ -83,6 +83,7 @@ class GroupHost {
   void deliver_sync(group::SyncReply reply);
   void rearm();
   void on_timer();
+  void arm_expiry();
   // After a failed append: replay the log into a fresh coordinator and fail every held request.
   void reload();
   [[nodiscard]] Partition* partition() const;
@@ -97,6 +98,7 @@ class GroupHost {
   std::unordered_map<group::RequestHandle, std::shared_ptr<GroupWaiter>> waiters_;
   group::RequestHandle next_handle_ = 1;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer expiry_timer_;  // offsets.retention.check.interval.ms
   std::optional<std::int64_t> armed_deadline_ms_;
 };
 

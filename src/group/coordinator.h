@@ -99,6 +99,9 @@ struct GroupConfig {
   std::int32_t max_size = 2'147'483'647;                // group.max.size
   std::int32_t offset_metadata_max_bytes = 4096;        // offset.metadata.max.bytes
   std::int32_t new_member_join_timeout_ms = 5 * 60 * 1000;  // Kafka's fixed 5 minutes
+  std::int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;  // offsets.retention.minutes
+  // offsets.retention.check.interval.ms: how often the host calls expire_offsets().
+  std::int64_t offsets_retention_check_interval_ms = 600000;
   std::uint64_t member_id_seed = 0;  // seeds the member-id generator (0: random_device)
 };
 
@@ -172,6 +175,13 @@ class GroupCoordinator {
   // group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise).
   Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req,
                                                       std::int16_t version, std::int64_t now_ms);
+
+  // offsets.retention.minutes, as Kafka's periodic cleanup applies it: offsets of an Empty group
+  // expire once the group has been empty that long (or, without a state timestamp, since their
+  // commit); a standalone (no protocol type) group's, and a Stable consumer group's offsets of
+  // topics it no longer subscribes to, that long after their commit; an explicit expire
+  // timestamp (OffsetCommit v1-4 retention) wins. An Empty group left without offsets is removed.
+  Effects expire_offsets(std::int64_t now_ms);
 
   // Fires every timer due at `now_ms`: session expiry, pending member expiry, join phase
   // completion (rebalance timeout, initial rebalance delay), sync timeout.

@@ -9,6 +9,7 @@
 #include "broker/errors.h"
 #include "broker/group_host.h"
 #include "broker/handlers/handlers.h"
+#include "metadata/errc.h"
 
 namespace weir::broker {
 
@@ -17,6 +18,8 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::int8_t kKeyTypeGroup = 0;
+constexpr std::int8_t kKeyTypeTransaction = 1;
+constexpr std::int8_t kKeyTypeShare = 2;
 
 // Kafka reports the client's address as InetAddress.toString() does: "/<ip>".
 std::string client_host(const RequestContext& ctx) { return "/" + ctx.client.host; }
@@ -39,32 +42,63 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   std::vector<std::string> keys = version >= 4 ? req.coordinator_keys : std::vector<std::string>{req.key};
+  const std::string invalid_request_message(metadata::default_message(metadata::Errc::invalid_request));
+  const NodeInfo& node = broker.node();
+  Response resp;
+  // A key type Kafka does not know fails the whole request (KafkaApis throws
+  // InvalidRequestException): every answer carries INVALID_REQUEST and its message.
+  if (req.key_type != kKeyTypeGroup && req.key_type != kKeyTypeTransaction && req.key_type != kKeyTypeShare) {
+    const std::int16_t invalid = code(ErrorCode::kInvalidRequest);
+    if (version < 4) {
+      resp.error_code = invalid;
+      resp.error_message = invalid_request_message;
+      resp.node_id = -1;
+      resp.host = "";
+      resp.port = -1;
+      co_return resp;
+    }
+    for (const auto& key : keys) {
+      auto& c = resp.coordinators.emplace_back();
+      c.key = key;
+      c.error_code = invalid;
+      c.error_message = invalid_request_message;
+      c.node_id = -1;
+      c.host = "";
+      c.port = -1;
+    }
+    co_return resp;
+  }
   std::int16_t error = 0;
-  if (req.key_type != kKeyTypeGroup) {
-    // Transaction and share coordinators are not served yet: clients retry.
+  if (req.key_type == kKeyTypeShare) {
+    // Share groups are not served: Kafka answers INVALID_REQUEST while share.version is off.
+    error = code(ErrorCode::kInvalidRequest);
+  } else if (req.key_type == kKeyTypeTransaction) {
+    // The transaction coordinator is not served yet: clients retry.
     error = code(ErrorCode::kCoordinatorNotAvailable);
   } else if (!co_await broker.ensure_offsets_topic()) {
     error = code(ErrorCode::kCoordinatorNotAvailable);
   }
-  const NodeInfo& node = broker.node();
-  Response resp;
-  // Kafka fills error_message with Errors.message(): "NONE" on success.
-  auto message = [](std::int16_t e) -> std::string {
-    return e == 0 ? "NONE" : "The coordinator is not available.";
-  };
   if (version < 4) {
+    // Kafka fills error_message with Errors.message(): "NONE" on success.
     resp.error_code = error;
-    resp.error_message = message(error);
+    if (error == 0) {
+      resp.error_message = "NONE";
+    } else if (error == code(ErrorCode::kInvalidRequest)) {
+      resp.error_message = invalid_request_message;
+    } else {
+      resp.error_message = "The coordinator is not available.";
+    }
     resp.node_id = error == 0 ? node.node_id : -1;
     resp.host = error == 0 ? node.host : "";
     resp.port = error == 0 ? node.port : -1;
     co_return resp;
   }
+  // v4+: Kafka sets no per-key message on this path (empty, also for errors).
   for (const auto& key : keys) {
     auto& c = resp.coordinators.emplace_back();
     c.key = key;
     c.error_code = error;
-    c.error_message = message(error);
+    c.error_message = "";
     c.node_id = error == 0 ? node.node_id : -1;
     c.host = error == 0 ? node.host : "";
     c.port = error == 0 ? node.port : -1;
@@ -89,6 +123,7 @@ asio::awaitable<HandlerResult<JoinGroupHandler::Response>> JoinGroupHandler::han
   if (!held) {
     Response resp;
     resp.error_code = code(ErrorCode::kNotCoordinator);
+    resp.protocol_name = std::nullopt;  // as Kafka's error answers (null from v7)
     co_return resp;
   }
   co_await waiter->wait();
@@ -99,6 +134,12 @@ asio::awaitable<HandlerResult<SyncGroupHandler::Response>> SyncGroupHandler::han
                                                                                      Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
+  if (version >= 5 && (!req.protocol_type || !req.protocol_name)) {
+    // As Kafka's KafkaApis: from v5 the protocol type and name are mandatory.
+    Response resp;
+    resp.error_code = group::code(group::Error::kInconsistentGroupProtocol);
+    co_return resp;
+  }
   const std::int32_t partition = broker.group_partition(req.group_id);
   auto waiter = std::make_shared<GroupWaiter>(co_await asio::this_coro::executor);
   const bool held = co_await broker.with_group(partition, [&](GroupHost* h) {

@@ -78,17 +78,22 @@ asio::awaitable<HandlerResult<OffsetCommitHandler::Response>> OffsetCommitHandle
     GroupHost::Applied applied;
     bool served = true;
   };
-  Out out = co_await broker.with_group(partition, [&](GroupHost* h) {
-    Out o;
-    if (h == nullptr) {
-      o.served = false;
+  Out out;
+  // As Kafka's KafkaApis: when no partition is left to commit, the coordinator is not asked
+  // (so a simple commit naming only unknown partitions creates no group).
+  if (!valid.topics.empty()) {
+    out = co_await broker.with_group(partition, [&](GroupHost* h) {
+      Out o;
+      if (h == nullptr) {
+        o.served = false;
+        return o;
+      }
+      auto reply = h->coordinator().offset_commit(valid, version, h->now_ms());
+      o.response = std::move(reply.response);
+      o.applied = h->apply(std::move(reply.effects));
       return o;
-    }
-    auto reply = h->coordinator().offset_commit(valid, version, h->now_ms());
-    o.response = std::move(reply.response);
-    o.applied = h->apply(std::move(reply.effects));
-    return o;
-  });
+    });
+  }
   const std::int16_t durable_error = out.served ? co_await make_durable(broker, out.applied, partition)
                                                 : code(ErrorCode::kNotCoordinator);
   std::map<TopicPartitionKey, std::int16_t> decided;
