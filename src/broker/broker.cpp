@@ -107,12 +107,20 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
   topic_defaults_.num_partitions = std::stoi(config_.get("num.partitions"));
   topic_defaults_.replication_factor = static_cast<std::int16_t>(std::stoi(config_.get("default.replication.factor")));
   catalog_.store(std::make_shared<const Catalog>());
+  group_config_.initial_rebalance_delay_ms = std::stoi(config_.get("group.initial.rebalance.delay.ms"));
+  group_config_.min_session_timeout_ms = std::stoi(config_.get("group.min.session.timeout.ms"));
+  group_config_.max_session_timeout_ms = std::stoi(config_.get("group.max.session.timeout.ms"));
+  group_config_.max_size = std::stoi(config_.get("group.max.size"));
+  group_config_.offset_metadata_max_bytes = std::stoi(config_.get("offset.metadata.max.bytes"));
+  group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
+  group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
 }
 
 Broker::~Broker() = default;
 
 void Broker::attach(std::vector<asio::any_io_executor> executors) {
   shards_ = std::make_unique<ShardSet>(std::move(executors));
+  group_hosts_.resize(shards_->count());
 }
 
 bool Broker::is_valid_topic_name(const std::string& name) const {
@@ -213,10 +221,62 @@ std::string Broker::start() {
     }
   }
   publish(build_catalog());
+
+  // Group coordinators: every __consumer_offsets partition is loaded now (not on first use), so
+  // restored members' sessions start expiring at once, as after a Kafka coordinator load.
+  if (const auto* t = img.topic(std::string(kOffsetsTopic))) {
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(t->partitions.size()); ++i) {
+      group_host(shards_->owner(kOffsetsTopic, i), i);
+    }
+  }
   return {};
 }
 
+std::int32_t Broker::offsets_partitions() const {
+  if (const TopicInfo* t = catalog()->find(std::string(kOffsetsTopic))) return t->partitions;
+  return std::max(1, std::stoi(config_.get("offsets.topic.num.partitions")));
+}
+
+GroupHost* Broker::group_host(std::size_t shard, std::int32_t partition) {
+  auto& hosts = group_hosts_[shard];
+  if (auto it = hosts.find(partition); it != hosts.end()) return it->second.get();
+  if (shards_->table(shard).find(kOffsetsTopic, partition) == nullptr) return nullptr;
+  auto host = std::make_unique<GroupHost>(*this, shard, partition, shards_->executor(shard), group_config_, clock_);
+  host->load();
+  return hosts.emplace(partition, std::move(host)).first->second.get();
+}
+
+asio::awaitable<bool> Broker::ensure_offsets_topic() {
+  if (topic_exists(std::string(kOffsetsTopic))) co_return true;
+  protocol::CreateTopicsRequest req;
+  req.timeout_ms = 30000;
+  auto& t = req.topics.emplace_back();
+  t.name = std::string(kOffsetsTopic);
+  t.num_partitions = std::max(1, std::stoi(config_.get("offsets.topic.num.partitions")));
+  // One node: one replica, whatever offsets.topic.replication.factor says.
+  t.replication_factor = 1;
+  auto add = [&](std::string name, std::string value) {
+    auto& c = t.configs.emplace_back();
+    c.name = std::move(name);
+    c.value = std::move(value);
+  };
+  add("cleanup.policy", "compact");
+  add("compression.type", "producer");
+  add("segment.bytes", config_.get("offsets.topic.segment.bytes"));
+  auto resp = co_await create_topics(req, 7);
+  for (const auto& r : resp.topics) {
+    if (r.error_code != 0 && r.error_code != code(ErrorCode::kTopicAlreadyExists)) {
+      spdlog::error("cannot create {} error_code={} message=\"{}\"", kOffsetsTopic, r.error_code,
+                    r.error_message.value_or(""));
+      co_return false;
+    }
+  }
+  co_return topic_exists(std::string(kOffsetsTopic));
+}
+
 void Broker::stop() {
+  // Coordinators hold timers on the executors and pointers into the logs: first to go.
+  group_hosts_.clear();
   if (logs_) {
     if (auto r = logs_->close(); !r) spdlog::error("log dir close failed error=\"{}\"", r.error());
     logs_.reset();

@@ -17,6 +17,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -29,6 +31,7 @@
 #include "broker/catalog.h"
 #include "broker/config.h"
 #include "broker/errors.h"
+#include "broker/group_host.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
 #include "metadata/metadata_log.h"
@@ -102,6 +105,21 @@ class Broker final : public net::RequestSink {
   template <class Response, class Op>
   boost::asio::awaitable<Response> controller_op(Op op);
 
+  // Consumer groups. The coordinator of a group is the GroupHost of its `__consumer_offsets`
+  // partition, on that partition's owner shard.
+  // Partitions of __consumer_offsets (the topic's, once it exists; else offsets.topic.num.partitions).
+  [[nodiscard]] std::int32_t offsets_partitions() const;
+  [[nodiscard]] std::int32_t group_partition(std::string_view group_id) const {
+    return group_partition_for(group_id, offsets_partitions());
+  }
+  // Creates __consumer_offsets if it does not exist yet (as Kafka does on the first
+  // FindCoordinator). False if it cannot be created.
+  boost::asio::awaitable<bool> ensure_offsets_topic();
+  // Runs f(GroupHost*) on the shard owning the group's partition; the host is null when
+  // __consumer_offsets does not exist (yet). f must be trivially destructible (see run_on).
+  template <class F>
+  auto with_group(std::int32_t partition, F f) -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>>;
+
   // Runs f(controller) on shard 0 (reads only).
   template <class F>
   auto with_controller(F f) -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>>;
@@ -133,8 +151,15 @@ class Broker final : public net::RequestSink {
   Applied apply_records(const std::vector<metadata::MetadataRecord>& records);
   boost::asio::awaitable<void> after_apply(Applied applied);
 
+  // On `shard` only: the host of a __consumer_offsets partition, created (and loaded from the
+  // log) on first use; null if this shard does not hold that partition.
+  GroupHost* group_host(std::size_t shard, std::int32_t partition);
+
   Config config_;
   NodeInfo node_;
+  group::GroupConfig group_config_;
+  // Per shard: __consumer_offsets partition -> its coordinator. Touched only on that shard.
+  std::vector<std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>> group_hosts_;
   bool auto_create_topics_ = true;
   bool flush_on_acks_all_ = true;
   metadata::TopicDefaults topic_defaults_;
@@ -171,6 +196,14 @@ boost::asio::awaitable<Response> Broker::controller_op(Op op) {
       boost::asio::use_awaitable);
   co_await after_apply(std::move(out.applied));
   co_return std::move(out.response);
+}
+
+template <class F>
+auto Broker::with_group(std::int32_t partition, F f)
+    -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>> {
+  const std::size_t shard = shards_->owner(kOffsetsTopic, partition);
+  co_return co_await run_on(shards_->executor(shard),
+                            [this, shard, partition, &f]() { return f(group_host(shard, partition)); });
 }
 
 template <class F>

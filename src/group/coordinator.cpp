@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ constexpr std::int64_t kDisarmed = std::numeric_limits<std::int64_t>::max();
 p::JoinGroupResponse join_error(Error e, std::string member_id = {}) {
   p::JoinGroupResponse r;
   r.error_code = code(e);
+  r.protocol_name = std::nullopt;  // Kafka's error answers carry a null protocol name (v7+)
   r.member_id = std::move(member_id);
   return r;
 }
@@ -611,9 +613,9 @@ Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCo
                                                                std::int64_t now_ms) {
   Reply<p::OffsetCommitResponse> out;
   Error group_error = Error::kNone;
-  if (req.group_id.empty()) {
-    group_error = Error::kInvalidGroupId;
-  } else if (ClassicGroup* g = find_group(req.group_id)) {
+  // As Kafka, the empty group id is a valid group here (backwards compatibility; also for
+  // OffsetFetch, DescribeGroups and DeleteGroups), unlike for JoinGroup and the rest.
+  if (ClassicGroup* g = find_group(req.group_id)) {
     group_error = validate_commit(*g, req);
   } else if (req.generation_id_or_member_epoch < 0) {
     get_or_create(req.group_id);  // a "simple" group: offsets only
@@ -717,6 +719,151 @@ p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchReques
   return resp;
 }
 
+namespace {
+
+// The topics a "consumer" protocol member subscribes to, from its ConsumerProtocolSubscription
+// (int16 version, then an int32-counted array of int16-length strings); nullopt if unreadable.
+std::optional<std::vector<std::string>> subscribed_topics(const Bytes& metadata) {
+  p::Reader r(metadata);
+  const std::int16_t v = r.i16();
+  const std::int32_t n = r.i32();
+  if (!r.ok() || v < 0 || n < 0 || static_cast<std::size_t>(n) > metadata.size()) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const std::int16_t len = r.i16();
+    if (!r.ok() || len < 0) return std::nullopt;
+    auto bytes = r.take(static_cast<std::size_t>(len));
+    if (!r.ok()) return std::nullopt;
+    out.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return out;
+}
+
+// Kafka's ClassicGroup.subscribedTopics: the union of the members' subscriptions when the group
+// uses the consumer protocol and every member's metadata for the chosen protocol reads as a
+// subscription; nullopt when that is not known.
+std::optional<std::set<std::string>> subscriptions(const ClassicGroup& g) {
+  if (g.protocol_type() != std::optional<std::string>("consumer") || !g.protocol_name()) return std::nullopt;
+  std::set<std::string> all;
+  for (const auto& [id, m] : g.members()) {
+    const Bytes* md = m.metadata_for(*g.protocol_name());
+    if (md == nullptr) return std::nullopt;
+    auto topics = subscribed_topics(*md);
+    if (!topics) return std::nullopt;
+    all.insert(topics->begin(), topics->end());
+  }
+  return all;
+}
+
+// Kafka's ClassicGroup.isSubscribedToTopic (false when the subscriptions are not known).
+bool is_subscribed_to(const ClassicGroup& g, const std::string& topic) {
+  auto subs = subscriptions(g);
+  return subs && subs->contains(topic);
+}
+
+}  // namespace
+
+Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDeleteRequest& req,
+                                                               std::int16_t /*version*/,
+                                                               std::int64_t /*now_ms*/) {
+  Reply<p::OffsetDeleteResponse> out;
+  ClassicGroup* g = req.group_id.empty() ? nullptr : find_group(req.group_id);
+  if (req.group_id.empty()) {
+    out.response.error_code = code(Error::kInvalidGroupId);
+    return out;
+  }
+  if (g == nullptr || g->is(GroupState::kDead)) {
+    out.response.error_code = code(Error::kGroupIdNotFound);
+    return out;
+  }
+  // A group with members may only lose offsets of topics it does not consume, which is only
+  // known for the consumer protocol.
+  if (!g->is(GroupState::kEmpty) && g->protocol_type() != std::optional<std::string>("consumer")) {
+    out.response.error_code = code(Error::kNonEmptyGroup);
+    return out;
+  }
+  auto it = offsets_.find(req.group_id);
+  for (const auto& topic : req.topics) {
+    auto& rt = out.response.topics.emplace_back();
+    rt.name = topic.name;
+    const bool subscribed = !g->is(GroupState::kEmpty) && is_subscribed_to(*g, topic.name);
+    for (const auto& part : topic.partitions) {
+      auto& rp = rt.partitions.emplace_back();
+      rp.partition_index = part.partition_index;
+      if (subscribed) {
+        rp.error_code = code(Error::kGroupSubscribedToTopic);
+        continue;
+      }
+      if (it == offsets_.end()) continue;
+      auto found = it->second.find({topic.name, part.partition_index});
+      if (found == it->second.end()) continue;
+      out.effects.records.push_back(offset_record(req.group_id, topic.name, part.partition_index, nullptr));
+      it->second.erase(found);
+    }
+  }
+  if (it != offsets_.end() && it->second.empty()) offsets_.erase(it);
+  return out;
+}
+
+Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
+  Effects fx;
+  std::vector<std::string> emptied;
+  for (auto& [group_id, partitions] : offsets_) {
+    ClassicGroup* g = find_group(group_id);
+    // The timestamp each offset's retention counts from; nullopt: this group's offsets do not expire now.
+    std::optional<std::int64_t> since_state;
+    bool by_commit = false;
+    bool skip_subscribed = false;
+    if (g == nullptr || !g->protocol_type()) {
+      by_commit = true;
+    } else if (g->is(GroupState::kEmpty)) {
+      if (g->state_timestamp_ms() >= 0) {
+        since_state = g->state_timestamp_ms();
+      } else {
+        by_commit = true;
+      }
+    } else if (g->is(GroupState::kStable) && subscriptions(*g)) {
+      by_commit = true;
+      skip_subscribed = true;
+    } else {
+      continue;
+    }
+    for (auto it = partitions.begin(); it != partitions.end();) {
+      const auto& [tp, o] = *it;
+      bool expired = false;
+      if (skip_subscribed && is_subscribed_to(*g, tp.first)) {
+        expired = false;
+      } else if (o.expire_timestamp_ms >= 0) {
+        expired = now_ms >= o.expire_timestamp_ms;
+      } else {
+        const std::int64_t base = by_commit ? o.commit_timestamp_ms : *since_state;
+        expired = now_ms - base >= config_.offsets_retention_ms;
+      }
+      if (!expired) {
+        ++it;
+        continue;
+      }
+      fx.records.push_back(offset_record(group_id, tp.first, tp.second, nullptr));
+      it = partitions.erase(it);
+    }
+    if (partitions.empty()) emptied.push_back(group_id);
+  }
+  for (const auto& id : emptied) {
+    offsets_.erase(id);
+    ClassicGroup* g = find_group(id);
+    if (g == nullptr || !g->is(GroupState::kEmpty)) continue;
+    Bytes key;
+    p::Writer kw(key);
+    kw.i16(kGroupMetadataKeyVersion);
+    p::GroupMetadataKey k;
+    k.group = id;
+    k.encode(kw, 0);
+    fx.records.push_back(Record{std::move(key), std::nullopt});
+    groups_.erase(id);
+  }
+  return fx;
+}
+
 // ---- DescribeGroups / ListGroups / DeleteGroups ---------------------------------------------
 
 p::DescribeGroupsResponse GroupCoordinator::describe_groups(const p::DescribeGroupsRequest& req,
@@ -778,9 +925,7 @@ Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGr
     r.group_id = id;
     ClassicGroup* g = find_group(id);
     Error e = Error::kNone;
-    if (id.empty()) {
-      e = Error::kInvalidGroupId;
-    } else if (g == nullptr || g->is(GroupState::kDead)) {
+    if (g == nullptr || g->is(GroupState::kDead)) {  // "" is a group id here, as in Kafka
       e = Error::kGroupIdNotFound;
     } else if (!g->is(GroupState::kEmpty)) {
       e = Error::kNonEmptyGroup;

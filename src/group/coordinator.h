@@ -60,6 +60,8 @@
 #include "protocol/gen/leave_group_response.h"
 #include "protocol/gen/list_groups_request.h"
 #include "protocol/gen/list_groups_response.h"
+#include "protocol/gen/offset_delete_request.h"
+#include "protocol/gen/offset_delete_response.h"
 #include "protocol/gen/offset_commit_request.h"
 #include "protocol/gen/offset_commit_response.h"
 #include "protocol/gen/offset_fetch_request.h"
@@ -84,6 +86,7 @@ enum class Error : std::int16_t {
   kGroupIdNotFound = 69,
   kMemberIdRequired = 79,
   kGroupMaxSizeReached = 81,
+  kGroupSubscribedToTopic = 86,
   kFencedInstanceId = 82,
 };
 [[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
@@ -96,6 +99,9 @@ struct GroupConfig {
   std::int32_t max_size = 2'147'483'647;                // group.max.size
   std::int32_t offset_metadata_max_bytes = 4096;        // offset.metadata.max.bytes
   std::int32_t new_member_join_timeout_ms = 5 * 60 * 1000;  // Kafka's fixed 5 minutes
+  std::int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;  // offsets.retention.minutes
+  // offsets.retention.check.interval.ms: how often the host calls expire_offsets().
+  std::int64_t offsets_retention_check_interval_ms = 600000;
   std::uint64_t member_id_seed = 0;  // seeds the member-id generator (0: random_device)
 };
 
@@ -164,6 +170,18 @@ class GroupCoordinator {
                                                          std::int16_t version) const;
   Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req,
                                                       std::int16_t version, std::int64_t now_ms);
+
+  // OffsetDelete: removes committed offsets of an empty group, or of topics a consumer-protocol
+  // group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise).
+  Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req,
+                                                      std::int16_t version, std::int64_t now_ms);
+
+  // offsets.retention.minutes, as Kafka's periodic cleanup applies it: offsets of an Empty group
+  // expire once the group has been empty that long (or, without a state timestamp, since their
+  // commit); a standalone (no protocol type) group's, and a Stable consumer group's offsets of
+  // topics it no longer subscribes to, that long after their commit; an explicit expire
+  // timestamp (OffsetCommit v1-4 retention) wins. An Empty group left without offsets is removed.
+  Effects expire_offsets(std::int64_t now_ms);
 
   // Fires every timer due at `now_ms`: session expiry, pending member expiry, join phase
   // completion (rebalance timeout, initial rebalance delay), sync timeout.

@@ -36,6 +36,28 @@
 #include "protocol/gen/delete_records_response.h"
 #include "protocol/gen/offset_for_leader_epoch_request.h"
 #include "protocol/gen/offset_for_leader_epoch_response.h"
+#include "protocol/gen/find_coordinator_request.h"
+#include "protocol/gen/find_coordinator_response.h"
+#include "protocol/gen/join_group_request.h"
+#include "protocol/gen/join_group_response.h"
+#include "protocol/gen/sync_group_request.h"
+#include "protocol/gen/sync_group_response.h"
+#include "protocol/gen/heartbeat_request.h"
+#include "protocol/gen/heartbeat_response.h"
+#include "protocol/gen/leave_group_request.h"
+#include "protocol/gen/leave_group_response.h"
+#include "protocol/gen/describe_groups_request.h"
+#include "protocol/gen/describe_groups_response.h"
+#include "protocol/gen/list_groups_request.h"
+#include "protocol/gen/list_groups_response.h"
+#include "protocol/gen/delete_groups_request.h"
+#include "protocol/gen/delete_groups_response.h"
+#include "protocol/gen/offset_commit_request.h"
+#include "protocol/gen/offset_commit_response.h"
+#include "protocol/gen/offset_fetch_request.h"
+#include "protocol/gen/offset_fetch_response.h"
+#include "protocol/gen/offset_delete_request.h"
+#include "protocol/gen/offset_delete_response.h"
 
 namespace weir::broker {
 
@@ -82,6 +104,17 @@ WEIR_HANDLER(IncrementalAlterConfigs, 0, 1);
 WEIR_HANDLER(CreatePartitions, 0, 3);
 WEIR_HANDLER(DeleteRecords, 0, 2);
 WEIR_HANDLER(OffsetForLeaderEpoch, 2, 4);
+WEIR_HANDLER(FindCoordinator, 0, 6);
+WEIR_HANDLER(JoinGroup, 0, 9);
+WEIR_HANDLER(SyncGroup, 0, 5);
+WEIR_HANDLER(Heartbeat, 0, 4);
+WEIR_HANDLER(LeaveGroup, 0, 5);
+WEIR_HANDLER(DescribeGroups, 0, 6);
+WEIR_HANDLER(ListGroups, 0, 5);
+WEIR_HANDLER(DeleteGroups, 0, 2);
+WEIR_HANDLER(OffsetCommit, 2, 10);
+WEIR_HANDLER(OffsetFetch, 1, 10);
+WEIR_HANDLER(OffsetDelete, 0, 0);
 
 #undef WEIR_HANDLER
 

@@ -13,7 +13,10 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                CreateTopicsHandler, DeleteTopicsHandler, InitProducerIdHandler,
                                DescribeClusterHandler, DescribeConfigsHandler, AlterConfigsHandler,
                                IncrementalAlterConfigsHandler, CreatePartitionsHandler, DeleteRecordsHandler,
-                               OffsetForLeaderEpochHandler>;
+                               OffsetForLeaderEpochHandler, FindCoordinatorHandler, JoinGroupHandler,
+                               SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
+                               ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
+                               OffsetDeleteHandler>;
 
 struct ServedApi {
   std::int16_t key;

@@ -50,7 +50,10 @@ class WeirBroker(BrokerProcess):
 
     def _argv(self) -> list[str]:
         listener = f"PLAINTEXT://{self.host}:{self.port}"
-        base = {"listeners": listener, "advertised.listeners": listener, "log.dirs": str(self.data_dir)}
+        # As the harness's Kafka (and Kafka's own config/server.properties): no initial rebalance
+        # delay, so group tests do not wait 3 s per new group. Tests may override it.
+        base = {"listeners": listener, "advertised.listeners": listener, "log.dirs": str(self.data_dir),
+                "group.initial.rebalance.delay.ms": "0"}
         merged = {**base, **self.settings}
         argv = [str(self.binary), "serve"]
         for k, v in merged.items():

@@ -246,5 +246,69 @@ TEST(Offsets, ReplayRejectsGarbage) {
   EXPECT_EQ(c.replay(unknown, std::nullopt).error(), ReplayError::kUnknownKeyVersion);
 }
 
+
+GroupConfig retention_config(std::int64_t retention_ms) {
+  GroupConfig c = GroupHarness::default_config();
+  c.offsets_retention_ms = retention_ms;
+  return c;
+}
+
+TEST(OffsetExpiry, StandaloneOffsetsExpireRetentionAfterTheirCommitAndTheGroupGoes) {
+  GroupHarness h(retention_config(10'000));
+  EXPECT_EQ(commit(h, commit_request(kGroup, -1, "", {{"orders", 0, 5}})), 0);
+  h.advance(4'000);
+  EXPECT_EQ(commit(h, commit_request(kGroup, -1, "", {{"orders", 1, 6}})), 0);
+  h.advance(6'000);  // orders-0 is 10 s old, orders-1 6 s
+  h.records.clear();
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_FALSE(h.records[0].value.has_value());  // a tombstone for orders-0
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0));
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 1));
+  h.advance(4'000);
+  h.records.clear();
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  ASSERT_EQ(h.records.size(), 2u);  // orders-1's tombstone, then the group's
+  EXPECT_FALSE(h.records[1].value.has_value());
+  EXPECT_EQ(h.coordinator.group(kGroup), nullptr);
+}
+
+TEST(OffsetExpiry, AnEmptyConsumerGroupsOffsetsExpireRetentionAfterItBecameEmpty) {
+  GroupHarness h(retention_config(10'000));
+  auto [id, gen] = one_member_group(h);
+  EXPECT_EQ(commit(h, commit_request(kGroup, gen, id, {{"orders", 0, 5}})), 0);
+  for (int i = 0; i < 5; ++i) {  // the commit gets old, but the group keeps its member
+    h.advance(4'000);
+    EXPECT_EQ(h.heartbeat(kGroup, id, gen), 0);
+  }
+  h.records.clear();
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  EXPECT_TRUE(h.records.empty());
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0));
+  EXPECT_EQ(h.leave(kGroup, id), 0);
+  h.advance(9'000);
+  h.records.clear();
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0));  // empty for 9 s only
+  h.advance(1'000);
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0));
+  EXPECT_EQ(h.coordinator.group(kGroup), nullptr);
+}
+
+TEST(OffsetExpiry, AnExplicitExpireTimestampWins) {
+  GroupHarness h(retention_config(1'000'000));
+  auto req = commit_request(kGroup, -1, "", {{"orders", 0, 5}});
+  req.retention_time_ms = 2'000;
+  auto r = h.coordinator.offset_commit(req, 2, h.now());
+  h.absorb(std::move(r.effects));
+  h.advance(1'999);
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0));
+  h.advance(1);
+  h.absorb(h.coordinator.expire_offsets(h.now()));
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0));
+}
+
 }  // namespace
 }  // namespace weir::group::testing

@@ -1,0 +1,336 @@
+#include "broker/group_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "broker/errors.h"
+#include "protocol/record/batch_splitter.h"
+#include "protocol/record/compression.h"
+#include "protocol/record/record_batch_builder.h"
+#include "storage/errc.h"
+
+namespace weir::broker {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Decompressed size allowed for one batch of `__consumer_offsets` at load.
+constexpr std::size_t kMaxLoadBatchBytes = 64u << 20;
+constexpr std::int32_t kLoadReadBytes = 1 << 20;
+
+std::span<const std::uint8_t> as_u8(ByteSpan b) {
+  return {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()};
+}
+
+}  // namespace
+
+std::int32_t group_partition_for(std::string_view group_id, std::int32_t partitions) {
+  // UTF-8 -> UTF-16 code units, hashed as java.lang.String.hashCode does (wrapping int32).
+  std::uint32_t h = 0;
+  auto mix = [&](std::uint32_t unit) { h = h * 31u + unit; };
+  for (std::size_t i = 0; i < group_id.size();) {
+    const auto c = static_cast<unsigned char>(group_id[i]);
+    std::uint32_t cp = c;
+    std::size_t len = 1;
+    if (c >= 0xF0 && i + 3 < group_id.size()) {
+      cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu) << 12) |
+           ((static_cast<unsigned char>(group_id[i + 2]) & 0x3Fu) << 6) |
+           (static_cast<unsigned char>(group_id[i + 3]) & 0x3Fu);
+      len = 4;
+    } else if (c >= 0xE0 && i + 2 < group_id.size()) {
+      cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu) << 6) |
+           (static_cast<unsigned char>(group_id[i + 2]) & 0x3Fu);
+      len = 3;
+    } else if (c >= 0xC0 && i + 1 < group_id.size()) {
+      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu);
+      len = 2;
+    }
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      mix(0xD800u + (cp >> 10));
+      mix(0xDC00u + (cp & 0x3FFu));
+    } else {
+      mix(cp);
+    }
+    i += len;
+  }
+  const auto signed_hash = static_cast<std::int32_t>(h);
+  // Kafka's Utils.abs maps Integer.MIN_VALUE to 0.
+  const std::int32_t abs = signed_hash == std::numeric_limits<std::int32_t>::min() ? 0 : std::abs(signed_hash);
+  return partitions > 0 ? abs % partitions : 0;
+}
+
+GroupWaiter::GroupWaiter(asio::any_io_executor ex) : timer(std::move(ex)) {
+  timer.expires_at(asio::steady_timer::time_point::max());
+}
+
+asio::awaitable<void> GroupWaiter::wait() {
+  while (!done) {
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+GroupHost::GroupHost(Broker& broker, std::size_t shard, std::int32_t partition_index, asio::any_io_executor executor,
+                     group::GroupConfig config, const Clock& clock)
+    : broker_(broker),
+      shard_(shard),
+      partition_index_(partition_index),
+      executor_(executor),
+      config_(config),
+      clock_(clock),
+      coordinator_(std::make_unique<group::GroupCoordinator>(config)),
+      timer_(executor),
+      expiry_timer_(executor) {
+  arm_expiry();
+}
+
+GroupHost::~GroupHost() = default;
+
+Partition* GroupHost::partition() const {
+  return broker_.shards().table(shard_).find(kOffsetsTopic, partition_index_);
+}
+
+bool GroupHost::load() {
+  coordinator_ = std::make_unique<group::GroupCoordinator>(config_);
+  Partition* p = partition();
+  if (p == nullptr) return false;
+  const auto started = std::chrono::steady_clock::now();
+  auto& log = p->log();
+  std::int64_t offset = log.log_start_offset();
+  const std::int64_t end = log.log_end_offset();
+  std::vector<std::uint8_t> buf;
+  std::size_t records = 0;
+  std::size_t skipped = 0;
+  bool ok = true;
+  while (ok && offset < end) {
+    auto read = log.read(offset, kLoadReadBytes, end, true);
+    if (!read) {
+      spdlog::error("cannot read {}-{} at offset {}: {}", kOffsetsTopic, partition_index_, offset,
+                    storage::to_string(read.error()));
+      ok = false;
+      break;
+    }
+    buf.clear();
+    if (auto copied = read->append_to(buf); !copied) {
+      spdlog::error("cannot read {}-{} at offset {}: {}", kOffsetsTopic, partition_index_, offset,
+                    storage::to_string(copied.error()));
+      ok = false;
+      break;
+    }
+    if (buf.empty()) break;
+    record::BatchSplitter splitter(std::as_bytes(std::span<const std::uint8_t>(buf)));
+    const std::int64_t before = offset;
+    for (;;) {
+      auto next = splitter.next();
+      if (!next || !*next) break;
+      const record::RecordBatchView& batch = **next;
+      offset = batch.base_offset() + batch.last_offset_delta() + 1;
+      // Transactional offset commits wait for the transactions layer; markers carry no offsets.
+      if (batch.is_control() || batch.is_transactional()) continue;
+      auto section = record::read_records_section(batch, kMaxLoadBatchBytes);
+      if (!section) {
+        spdlog::warn("skipping an unreadable batch of {}-{} at offset {}: {}", kOffsetsTopic, partition_index_,
+                     batch.base_offset(), record::to_string(section.error()));
+        continue;
+      }
+      auto st = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
+        if (!r.key) return;
+        std::optional<std::span<const std::uint8_t>> value;
+        if (r.value) value = as_u8(*r.value);
+        if (auto replayed = coordinator_->replay(as_u8(*r.key), value); !replayed) {
+          ++skipped;
+        } else {
+          ++records;
+        }
+      });
+      if (!st) {
+        spdlog::warn("skipping a malformed batch of {}-{} at offset {}", kOffsetsTopic, partition_index_,
+                     batch.base_offset());
+      }
+    }
+    if (offset <= before) break;  // no whole batch: nothing more to read
+  }
+  coordinator_->finish_replay(now_ms());
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  if (records > 0 || skipped > 0) {
+    spdlog::info("loaded group coordinator partition={}-{} records={} skipped={} ms={}", kOffsetsTopic,
+                 partition_index_, records, skipped, ms);
+  }
+  rearm();
+  return ok;
+}
+
+group::RequestHandle GroupHost::hold(std::shared_ptr<GroupWaiter> waiter) {
+  const group::RequestHandle h = next_handle_++;
+  waiters_.emplace(h, std::move(waiter));
+  return h;
+}
+
+GroupHost::Applied GroupHost::apply(group::Effects effects) {
+  Applied out;
+  if (!effects.records.empty()) {
+    Partition* p = partition();
+    std::int16_t error = 0;
+    if (p == nullptr) {
+      error = code(ErrorCode::kNotCoordinator);
+    } else {
+      record::RecordBatchBuilder builder;
+      const std::int64_t now = now_ms();
+      for (const auto& r : effects.records) {
+        const ByteSpan key = std::as_bytes(std::span<const std::uint8_t>(r.key));
+        std::optional<ByteSpan> value;
+        if (r.value) value = std::as_bytes(std::span<const std::uint8_t>(*r.value));
+        builder.append(now, key, value);
+      }
+      std::vector<std::byte> batch = builder.build();
+      auto appended = p->log().append_as_leader(batch, p->leader_epoch());
+      if (!appended) {
+        spdlog::error("group coordinator append failed partition={}-{} error={}", kOffsetsTopic, partition_index_,
+                      storage::to_string(appended.error()));
+        error = code(ErrorCode::kCoordinatorNotAvailable);
+      } else {
+        p->log().update_high_watermark(p->log().log_end_offset());
+        p->notify_watchers();
+        out.needs_sync = broker_.flush_on_acks_all();
+      }
+    }
+    if (error != 0) {
+      out.error = error;
+      // The state already holds what the records say: rebuild it from what the log holds.
+      for (auto& j : effects.joins) {
+        j.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+        deliver_join(std::move(j));
+      }
+      for (auto& s : effects.syncs) {
+        s.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+        deliver_sync(std::move(s));
+      }
+      reload();
+      return out;
+    }
+  }
+  if (effects.joins.empty() && effects.syncs.empty()) {
+    rearm();
+    return out;
+  }
+  if (!out.needs_sync) {
+    deliver(std::move(effects));
+    rearm();
+    return out;
+  }
+  // Responses that depend on the records go out once the records are durable.
+  effects.records.clear();
+  auto fx = std::make_shared<group::Effects>(std::move(effects));
+  asio::co_spawn(
+      executor_,
+      [this, fx]() -> asio::awaitable<void> {
+        std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition_index_}};
+        const std::int16_t err = co_await broker_.sync_partitions(parts);
+        if (err != 0) {
+          for (auto& j : fx->joins) j.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+          for (auto& s : fx->syncs) s.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+        }
+        deliver(std::move(*fx));
+      },
+      asio::detached);
+  rearm();
+  return out;
+}
+
+void GroupHost::deliver(group::Effects effects) {
+  for (auto& j : effects.joins) deliver_join(std::move(j));
+  for (auto& s : effects.syncs) deliver_sync(std::move(s));
+}
+
+void GroupHost::deliver_join(group::JoinReply reply) {
+  auto it = waiters_.find(reply.handle);
+  if (it == waiters_.end()) return;
+  auto w = std::move(it->second);
+  waiters_.erase(it);
+  auto ex = w->timer.get_executor();
+  asio::post(ex, [w = std::move(w), r = std::move(reply.response)]() mutable {
+    w->join = std::move(r);
+    w->done = true;
+    w->timer.cancel();
+  });
+}
+
+void GroupHost::deliver_sync(group::SyncReply reply) {
+  auto it = waiters_.find(reply.handle);
+  if (it == waiters_.end()) return;
+  auto w = std::move(it->second);
+  waiters_.erase(it);
+  auto ex = w->timer.get_executor();
+  asio::post(ex, [w = std::move(w), r = std::move(reply.response)]() mutable {
+    w->sync = std::move(r);
+    w->done = true;
+    w->timer.cancel();
+  });
+}
+
+void GroupHost::reload() {
+  // Requests still held were issued against the state being discarded.
+  auto held = std::move(waiters_);
+  waiters_.clear();
+  for (auto& [handle, w] : held) {
+    auto ex = w->timer.get_executor();
+    asio::post(ex, [w]() {
+      protocol::JoinGroupResponse j;
+      j.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+      j.member_id = "";
+      protocol::SyncGroupResponse s;
+      s.error_code = code(ErrorCode::kCoordinatorNotAvailable);
+      w->join = std::move(j);
+      w->sync = std::move(s);
+      w->done = true;
+      w->timer.cancel();
+    });
+  }
+  load();
+}
+
+void GroupHost::rearm() {
+  const auto deadline = coordinator_->next_deadline_ms();
+  if (deadline == armed_deadline_ms_) return;
+  armed_deadline_ms_ = deadline;
+  if (!deadline) {
+    timer_.cancel();
+    return;
+  }
+  const std::int64_t wait_ms = std::max<std::int64_t>(0, *deadline - now_ms());
+  timer_.expires_after(std::chrono::milliseconds(wait_ms));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed or cancelled
+    on_timer();
+  });
+}
+
+void GroupHost::arm_expiry() {
+  expiry_timer_.expires_after(std::chrono::milliseconds(std::max<std::int64_t>(1, config_.offsets_retention_check_interval_ms)));
+  expiry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    apply(coordinator_->expire_offsets(now_ms()));
+    arm_expiry();
+  });
+}
+
+void GroupHost::on_timer() {
+  armed_deadline_ms_.reset();
+  apply(coordinator_->tick(now_ms()));
+  rearm();
+}
+
+}  // namespace weir::broker
