@@ -7,7 +7,10 @@
 #include <map>
 #include <set>
 
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
 
 #include "base/assert.h"
@@ -16,6 +19,7 @@
 #include "broker/handlers/registry.h"
 #include "protocol/gen/api_registry.h"
 #include "protocol/headers.h"
+#include "storage/io_throttle.h"
 
 namespace weir::broker {
 
@@ -112,6 +116,12 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
   group_config_.max_session_timeout_ms = std::stoi(config_.get("group.max.session.timeout.ms"));
   group_config_.max_size = std::stoi(config_.get("group.max.size"));
   group_config_.offset_metadata_max_bytes = std::stoi(config_.get("offset.metadata.max.bytes"));
+  cleaner_enabled_ = config_.get("log.cleaner.enable") != "false";
+  cleaner_backoff_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.cleaner.backoff.ms")));
+  cleaner_io_bytes_per_second_ = std::stod(config_.get("log.cleaner.io.max.bytes.per.second"));
+  retention_check_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.retention.check.interval.ms")));
+  cleaner_config_.dedupe_buffer_bytes = std::stoll(config_.get("log.cleaner.dedupe.buffer.size"));
+  cleaner_config_.dedupe_buffer_load_factor = std::stod(config_.get("log.cleaner.io.buffer.load.factor"));
   group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
   group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
 }
@@ -143,6 +153,12 @@ storage::LogConfig Broker::log_config_for(std::string_view topic) const {
   lc.timestamp_before_max_ms = tc->message_timestamp_before_max_ms;
   lc.timestamp_after_max_ms = tc->message_timestamp_after_max_ms;
   lc.file_delete_delay_ms = tc->file_delete_delay_ms;
+  lc.cleanup_delete = tc->cleanup_delete;
+  lc.cleanup_compact = tc->cleanup_compact;
+  lc.delete_retention_ms = tc->delete_retention_ms;
+  lc.min_compaction_lag_ms = tc->min_compaction_lag_ms;
+  lc.max_compaction_lag_ms = tc->max_compaction_lag_ms;
+  lc.min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
   return lc;
 }
 
@@ -200,6 +216,7 @@ std::string Broker::start() {
   flusher_->start();
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
+  lo.cleaner = cleaner_config_;
   auto lm = storage::LogManager::open(storage::PosixFileSystem::instance(), fs::path(config_.log_dir), clock_, lo);
   if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
   logs_ = std::move(*lm);
@@ -222,6 +239,10 @@ std::string Broker::start() {
   }
   publish(build_catalog());
 
+  for (std::size_t s = 0; s < shards_->count(); ++s) {
+    asio::co_spawn(shards_->executor(s), maintain(s), asio::detached);
+  }
+
   // Group coordinators: every __consumer_offsets partition is loaded now (not on first use), so
   // restored members' sessions start expiring at once, as after a Kafka coordinator load.
   if (const auto* t = img.topic(std::string(kOffsetsTopic))) {
@@ -230,6 +251,78 @@ std::string Broker::start() {
     }
   }
   return {};
+}
+
+asio::awaitable<void> Broker::maintain(std::size_t shard) {
+  // Kafka's cleaner reads and writes a segment at a time between throttle checks; a call here
+  // does about this much I/O before yielding the shard to requests.
+  constexpr std::int64_t kCleanStepBytes = 8 << 20;
+  const std::int64_t tick_ms = std::min(cleaner_backoff_ms_, retention_check_interval_ms_);
+  storage::LogCleaner cleaner(cleaner_config_);
+  std::optional<storage::IoThrottle> throttle;
+  if (cleaner_io_bytes_per_second_ > 0 && cleaner_io_bytes_per_second_ < 1e18) {
+    throttle.emplace(cleaner_io_bytes_per_second_, std::max<std::int64_t>(kCleanStepBytes, static_cast<std::int64_t>(cleaner_io_bytes_per_second_)));
+  }
+  std::int64_t next_retention_ms = clock_.wall_ms() + retention_check_interval_ms_;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto pause = [&](std::int64_t ms) -> asio::awaitable<void> {
+    timer.expires_after(std::chrono::milliseconds(ms));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  };
+  for (;;) {
+    co_await pause(tick_ms);
+    const std::int64_t now = clock_.wall_ms();
+    if (now >= next_retention_ms) {
+      next_retention_ms = now + retention_check_interval_ms_;
+      int deleted = 0;
+      shards_->table(shard).for_each([&](Partition& p) { deleted += p.log().apply_retention(now); });
+      if (deleted > 0) spdlog::info("retention deleted segments={} shard={}", deleted, shard);
+    }
+    if (!cleaner_enabled_) continue;
+    // The dirtiest compacted partition of this shard, cleaned to the end of its round.
+    std::string topic;
+    std::int32_t index = -1;
+    double dirtiest = -1;
+    shards_->table(shard).for_each([&](Partition& p) {
+      auto& log = p.log();
+      if (!log.config().cleanup_compact || log.failed()) return;
+      auto info = storage::LogCleaner::examine(log, now);
+      if (!info || !info->needs_cleaning) return;
+      if (info->dirty_ratio > dirtiest) {
+        dirtiest = info->dirty_ratio;
+        topic = p.topic();
+        index = p.index();
+      }
+    });
+    for (int step = 0; index >= 0; ++step) {
+      Partition* p = shards_->table(shard).find(topic, index);
+      if (p == nullptr) break;
+      std::int64_t budget = kCleanStepBytes;
+      if (throttle) {
+        const std::int64_t mono = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now().time_since_epoch()).count();
+        budget = std::min(budget, throttle->available(mono));
+        if (budget <= 0) {
+          co_await pause(std::max<std::int64_t>(1, throttle->wait_ms(mono, kCleanStepBytes)));
+          continue;
+        }
+      }
+      auto result = cleaner.clean(p->log(), clock_.wall_ms(), budget);
+      if (!result) {
+        spdlog::error("log cleaning failed partition={}-{} error={}", topic, index, storage::to_string(result.error()));
+        break;
+      }
+      if (throttle) throttle->consume(result->stats.io_bytes());
+      if (result->state != storage::CleanState::kInProgress) {
+        if (result->state == storage::CleanState::kCompleted) {
+          spdlog::info("log cleaned partition={}-{} checkpoint={}", topic, index, result->checkpoint.value_or(-1));
+        }
+        break;
+      }
+      co_await pause(0);  // let requests in between steps
+    }
+  }
 }
 
 std::int32_t Broker::offsets_partitions() const {

@@ -41,6 +41,7 @@
 #include "protocol/gen/delete_topics_request.h"
 #include "protocol/gen/delete_topics_response.h"
 #include "storage/flusher.h"
+#include "storage/log_cleaner.h"
 #include "storage/log_manager.h"
 
 namespace weir::broker {
@@ -149,6 +150,9 @@ class Broker final : public net::RequestSink {
   };
   // Shard 0 only: commit() plus what the records mean for logs (see controller_op).
   Applied apply_records(const std::vector<metadata::MetadataRecord>& records);
+  // Per shard, on its executor: retention (log.retention.check.interval.ms) and log compaction
+  // (log.cleaner.*) of the partitions the shard owns.
+  boost::asio::awaitable<void> maintain(std::size_t shard);
   boost::asio::awaitable<void> after_apply(Applied applied);
 
   // On `shard` only: the host of a __consumer_offsets partition, created (and loaded from the
@@ -175,6 +179,11 @@ class Broker final : public net::RequestSink {
   std::int64_t producer_id_block_end_ = 0;
   std::int64_t broker_epoch_ = 0;
   std::set<std::string> deleting_;  // shard 0: topics whose logs are being removed
+  bool cleaner_enabled_ = true;
+  std::int64_t cleaner_backoff_ms_ = 15000;
+  double cleaner_io_bytes_per_second_ = 0;  // 0: unlimited
+  std::int64_t retention_check_interval_ms_ = 300000;
+  storage::CleanerConfig cleaner_config_;
 };
 
 template <class Response, class Op>
