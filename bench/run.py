@@ -76,6 +76,9 @@ METRIC_KEYS = produce_keys() + [
     "durable_perf_p1_acksall_mbps", "durable_perf_p1_acksall_rps",
     "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
     "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
+    "consume_perf_p16_mbps", "consume_perf_p16_rps",
+    "consume_rdkafka_group_p16_mbps", "consume_rdkafka_group_p16_rps",
+    "group_assign_1_ms", "group_assign_10_ms", "group_assign_50_ms",
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
     "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
@@ -248,13 +251,63 @@ def rdkafka_produce(bootstrap: str, topic: str, records: int, acks: str) -> dict
     return {"records": records, "rps": records / dt, "mbps": records * RECORD_SIZE / dt / MB}
 
 
-def rdkafka_consume(bootstrap: str, topic: str, partitions: int, expect: int) -> dict:
-    """assign() every partition from offset 0 (no consumer group) and read to the end."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "weir-bench-unused",
+CONSUMER_PERF_RE = re.compile(r"^[^,]+, [^,]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+),", re.M)
+
+
+def consumer_perf_test(bootstrap: str, topic: str, records: int) -> dict:
+    """kafka-consumer-perf-test: consumes `records` in a new group (FindCoordinator, JoinGroup,
+    SyncGroup, OffsetFetch, Fetch sessions) and reports MB and records per second."""
+    argv = [str(kafka_tool("kafka-consumer-perf-test")), "--bootstrap-server", bootstrap,
+            "--topic", topic, "--num-records", str(records), "--group", f"perf-{time.monotonic_ns()}",
+            "--timeout", "60000"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    m = CONSUMER_PERF_RE.search(out.stdout)
+    if out.returncode != 0 or not m:
+        raise RuntimeError(f"kafka-consumer-perf-test failed ({out.returncode}):\n"
+                           f"{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    if int(m.group(3)) < records:
+        raise RuntimeError(f"consumer-perf-test read {m.group(3)} of {records} records")
+    return {"records": int(m.group(3)), "mbps": float(m.group(2)), "rps": float(m.group(4))}
+
+
+def group_assign_ms(bootstrap: str, topic: str, members: int) -> float:
+    """Members subscribe one after another; time from the last one's subscribe() to every member
+    holding a non-empty assignment (the topic has at least `members` partitions)."""
+    group = f"assign-{members}-{time.monotonic_ns()}"
+    consumers = []
+    assigned: set[int] = set()
+    try:
+        for i in range(members):
+            c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                          "session.timeout.ms": 30000, "heartbeat.interval.ms": 1000})
+            consumers.append(c)
+        for i, c in enumerate(consumers):
+            c.subscribe([topic], on_assign=lambda cons, parts, i=i: assigned.add(i) if parts else None)
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + 120
+        while len(assigned) < members and time.monotonic() < deadline:
+            for c in consumers:
+                c.poll(0.01)
+        if len(assigned) < members:
+            raise RuntimeError(f"only {len(assigned)} of {members} members were assigned")
+        return (time.perf_counter() - t0) * 1000
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def rdkafka_consume(bootstrap: str, topic: str, partitions: int, expect: int, group: bool = False) -> dict:
+    """Read every partition from offset 0 to the end: assign() (no consumer group), or subscribe()
+    in a new group."""
+    c = Consumer({"bootstrap.servers": bootstrap,
+                  "group.id": f"weir-bench-{time.monotonic_ns()}" if group else "weir-bench-unused",
                   "enable.auto.commit": False, "enable.partition.eof": True,
                   "fetch.max.bytes": 52428800, "auto.offset.reset": "earliest"})
     try:
-        c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        if group:
+            c.subscribe([topic])
+        else:
+            c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         count = 0
         nbytes = 0
         eof: set[int] = set()
@@ -364,6 +417,18 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
         r["consume_rdkafka_p16_mbps"] = res["mbps"]
         r["consume_rdkafka_p16_rps"] = res["rps"]
         log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
+        res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records, group=True)
+        r["consume_rdkafka_group_p16_mbps"] = res["mbps"]
+        r["consume_rdkafka_group_p16_rps"] = res["rps"]
+        log(f"{kind}/{phase}: consume p16 in a group: {res['mbps']:.1f} MiB/s")
+        res = consumer_perf_test(b.bootstrap, "perf-p16-acks1", cfg.records)
+        r["consume_perf_p16_mbps"] = res["mbps"]
+        r["consume_perf_p16_rps"] = res["rps"]
+        log(f"{kind}/{phase}: consumer-perf-test p16: {res['mbps']:.1f} MiB/s")
+        create_topic(b.bootstrap, "assign-50", 50)
+        for n in (1, 10, 50):
+            r[f"group_assign_{n}_ms"] = group_assign_ms(b.bootstrap, "assign-50", n)
+            log(f"{kind}/{phase}: group of {n}: all assigned {r[f'group_assign_{n}_ms']:.0f} ms after the last join")
         r["rss_peak_mib"] = status_kib(pid, "VmHWM") / 1024
     elif phase == "durable":
         for p in (1, 16):
@@ -425,6 +490,12 @@ LABELS = [
     ("produce_rdkafka_p16_acksall_mbps", "produce, librdkafka (Python driver), 16 partitions, acks=all", "MiB/s", True),
     ("consume_rdkafka_p16_mbps", "consume, librdkafka (Python driver, assign), 16 partitions", "MiB/s", True),
     ("consume_rdkafka_p16_rps", "consume, librdkafka (Python driver, assign), 16 partitions", "rec/s", True),
+    ("consume_perf_p16_mbps", "consume, kafka-consumer-perf-test (group), 16 partitions", "MiB/s", True),
+    ("consume_perf_p16_rps", "consume, kafka-consumer-perf-test (group), 16 partitions", "rec/s", True),
+    ("consume_rdkafka_group_p16_mbps", "consume, librdkafka (Python driver, subscribe), 16 partitions", "MiB/s", True),
+    ("group_assign_1_ms", "group: last join to every member assigned, 1 member", "ms", False),
+    ("group_assign_10_ms", "group: last join to every member assigned, 10 members", "ms", False),
+    ("group_assign_50_ms", "group: last join to every member assigned, 50 members", "ms", False),
     ("durable_perf_p1_acksall_mbps", "durable produce, perf-test, 1 partition, acks=all", "MiB/s", True),
     ("durable_perf_p16_acksall_mbps", "durable produce, perf-test, 16 partitions, acks=all", "MiB/s", True),
     ("latency_p50_ms", "produce latency p50 (perf-test, acks=all, 1 partition, fixed rate)", "ms", False),
@@ -512,8 +583,8 @@ def markdown(s: dict) -> str:
             "created with `flush.messages=1` (same broker instance, after the no-fsync phase).",
             "", "The librdkafka numbers come from a small Python driver over confluent-kafka "
             "(bundled librdkafka), not a C/C++ driver: the driver itself can be the bottleneck.",
-            "kafka-consumer-perf-test is not run yet: it consumes in a group and weir has no "
-            "FindCoordinator/JoinGroup yet.", ""]
+            "Group timings use group.initial.rebalance.delay.ms=0 on both brokers (the harness's "
+            "setting for both) and librdkafka consumers polled by one thread.", ""]
     out += ["| metric | unit | weir | Kafka | weir/Kafka | better if |", "|---|---|---:|---:|---:|---|"]
     for key, label, unit, higher in LABELS:
         w, k, r = s["median"]["weir"][key], s["median"]["kafka"][key], s["ratio"][key]
