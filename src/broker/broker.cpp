@@ -1,5 +1,6 @@
 #include "broker/broker.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -124,6 +125,9 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
   cleaner_config_.dedupe_buffer_load_factor = std::stod(config_.get("log.cleaner.io.buffer.load.factor"));
   group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
   group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
+  producer_id_expiration_ms_ = std::stoll(config_.get("producer.id.expiration.ms"));
+  producer_id_expiration_check_interval_ms_ =
+      std::max<std::int64_t>(1, std::stoll(config_.get("producer.id.expiration.check.interval.ms")));
 }
 
 Broker::~Broker() = default;
@@ -226,8 +230,9 @@ std::string Broker::start() {
     auto parts = create_logs(name, &error);
     if (!error.empty()) return error;
     for (auto& np : parts) {
-      shards_->table(shards_->owner(np.topic, np.index))
-          .add(std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log));
+      auto part = std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log);
+      part->load_producer_state(producer_id_expiration_ms_);
+      shards_->table(shards_->owner(np.topic, np.index)).add(std::move(part));
     }
   }
   for (const auto& tp : logs_->partitions()) {
@@ -257,13 +262,15 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
   // Kafka's cleaner reads and writes a segment at a time between throttle checks; a call here
   // does about this much I/O before yielding the shard to requests.
   constexpr std::int64_t kCleanStepBytes = 8 << 20;
-  const std::int64_t tick_ms = std::min(cleaner_backoff_ms_, retention_check_interval_ms_);
+  const std::int64_t tick_ms =
+      std::min({cleaner_backoff_ms_, retention_check_interval_ms_, producer_id_expiration_check_interval_ms_});
   storage::LogCleaner cleaner(cleaner_config_);
   std::optional<storage::IoThrottle> throttle;
   if (cleaner_io_bytes_per_second_ > 0 && cleaner_io_bytes_per_second_ < 1e18) {
     throttle.emplace(cleaner_io_bytes_per_second_, std::max<std::int64_t>(kCleanStepBytes, static_cast<std::int64_t>(cleaner_io_bytes_per_second_)));
   }
   std::int64_t next_retention_ms = clock_.wall_ms() + retention_check_interval_ms_;
+  std::int64_t next_producer_expiration_ms = clock_.wall_ms() + producer_id_expiration_check_interval_ms_;
   asio::steady_timer timer(co_await asio::this_coro::executor);
   auto pause = [&](std::int64_t ms) -> asio::awaitable<void> {
     timer.expires_after(std::chrono::milliseconds(ms));
@@ -278,6 +285,10 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
       int deleted = 0;
       shards_->table(shard).for_each([&](Partition& p) { deleted += p.log().apply_retention(now); });
       if (deleted > 0) spdlog::info("retention deleted segments={} shard={}", deleted, shard);
+    }
+    if (now >= next_producer_expiration_ms) {  // producer.id.expiration.ms
+      next_producer_expiration_ms = now + producer_id_expiration_check_interval_ms_;
+      shards_->table(shard).for_each([&](Partition& p) { p.expire_producers(now); });
     }
     if (!cleaner_enabled_) continue;
     // The dirtiest compacted partition of this shard, cleaned to the end of its round.
@@ -371,6 +382,10 @@ void Broker::stop() {
   // Coordinators hold timers on the executors and pointers into the logs: first to go.
   group_hosts_.clear();
   if (logs_) {
+    // The executors have stopped: every partition's producer state is snapshotted at its log end.
+    for (std::size_t s = 0; shards_ && s < shards_->count(); ++s) {
+      shards_->table(s).for_each([](Partition& p) { p.snapshot_producer_state(); });
+    }
     if (auto r = logs_->close(); !r) spdlog::error("log dir close failed error=\"{}\"", r.error());
     logs_.reset();
   }
@@ -444,7 +459,9 @@ asio::awaitable<void> Broker::install(std::vector<NewPartition> parts) {
     const std::size_t shard = shards_->owner(np.topic, np.index);
     fan.add(shards_->executor(shard), [this, shard, np]() {
       if (shards_->table(shard).find(np.topic, np.index) == nullptr) {
-        shards_->table(shard).add(std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log));
+        auto part = std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log);
+        part->load_producer_state(producer_id_expiration_ms_);
+        shards_->table(shard).add(std::move(part));
       }
       return true;
     });
@@ -594,6 +611,13 @@ asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const prot
     for (const auto& [topic, index] : o.parts) {
       const std::size_t shard = shards_->owner(topic, index);
       detach.add(shards_->executor(shard), [this, shard, topic, index]() {
+        if (topic == kOffsetsTopic) {
+          auto& hosts = group_hosts_[shard];
+          if (auto it = hosts.find(index); it != hosts.end()) {
+            it->second->fail_held();
+            hosts.erase(it);
+          }
+        }
         auto removed = shards_->table(shard).remove_topic(topic);
         return !removed.empty() || index >= 0;
       });

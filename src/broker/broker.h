@@ -183,6 +183,8 @@ class Broker final : public net::RequestSink {
   std::int64_t cleaner_backoff_ms_ = 15000;
   double cleaner_io_bytes_per_second_ = 0;  // 0: unlimited
   std::int64_t retention_check_interval_ms_ = 300000;
+  std::int64_t producer_id_expiration_ms_ = 86400000;                // producer.id.expiration.ms
+  std::int64_t producer_id_expiration_check_interval_ms_ = 600000;  // producer.id.expiration.check.interval.ms
   storage::CleanerConfig cleaner_config_;
 };
 

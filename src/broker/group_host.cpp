@@ -96,7 +96,7 @@ GroupHost::GroupHost(Broker& broker, std::size_t shard, std::int32_t partition_i
   arm_expiry();
 }
 
-GroupHost::~GroupHost() = default;
+GroupHost::~GroupHost() { *alive_ = false; }
 
 Partition* GroupHost::partition() const {
   return broker_.shards().table(shard_).find(kOffsetsTopic, partition_index_);
@@ -236,9 +236,10 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
   auto fx = std::make_shared<group::Effects>(std::move(effects));
   asio::co_spawn(
       executor_,
-      [this, fx]() -> asio::awaitable<void> {
+      [this, fx, alive = alive_]() -> asio::awaitable<void> {
         std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition_index_}};
         const std::int16_t err = co_await broker_.sync_partitions(parts);
+        if (!*alive) co_return;  // the host is gone; fail_held() answered its requests
         if (err != 0) {
           for (auto& j : fx->joins) j.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
           for (auto& s : fx->syncs) s.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
@@ -283,6 +284,11 @@ void GroupHost::deliver_sync(group::SyncReply reply) {
 
 void GroupHost::reload() {
   // Requests still held were issued against the state being discarded.
+  fail_held();
+  load();
+}
+
+void GroupHost::fail_held() {
   auto held = std::move(waiters_);
   waiters_.clear();
   for (auto& [handle, w] : held) {
@@ -291,6 +297,7 @@ void GroupHost::reload() {
       protocol::JoinGroupResponse j;
       j.error_code = code(ErrorCode::kCoordinatorNotAvailable);
       j.member_id = "";
+      j.protocol_name = std::nullopt;
       protocol::SyncGroupResponse s;
       s.error_code = code(ErrorCode::kCoordinatorNotAvailable);
       w->join = std::move(j);
@@ -299,7 +306,6 @@ void GroupHost::reload() {
       w->timer.cancel();
     });
   }
-  load();
 }
 
 void GroupHost::rearm() {

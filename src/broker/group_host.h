@@ -66,6 +66,10 @@ class GroupHost {
   [[nodiscard]] group::GroupCoordinator& coordinator() { return *coordinator_; }
   [[nodiscard]] std::int64_t now_ms() const { return clock_.wall_ms(); }
 
+  // Answers every held JoinGroup / SyncGroup with COORDINATOR_NOT_AVAILABLE (before the host
+  // goes away, e.g. when __consumer_offsets is deleted).
+  void fail_held();
+
   // A handle for a JoinGroup / SyncGroup that waits on `waiter`.
   group::RequestHandle hold(std::shared_ptr<GroupWaiter> waiter);
 
@@ -100,6 +104,8 @@ class GroupHost {
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer expiry_timer_;  // offsets.retention.check.interval.ms
   std::optional<std::int64_t> armed_deadline_ms_;
+  // Shared with work that resumes after the host may be gone (deliveries waiting for a sync).
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace weir::broker

@@ -11,6 +11,7 @@
 #include "base/uuid.h"
 #include "storage/partition_log.h"
 #include "txn/producer_state.h"
+#include "txn/producer_state_manager.h"
 
 namespace weir::broker {
 
@@ -19,7 +20,16 @@ class Partition {
   // The log is owned by the log manager; the partition is its only user while it exists.
   Partition(std::string topic, Uuid topic_id, std::int32_t index, std::int32_t leader_epoch,
             storage::PartitionLog* log)
-      : topic_(std::move(topic)), topic_id_(topic_id), index_(index), leader_epoch_(leader_epoch), log_(log) {}
+      : topic_(std::move(topic)),
+        topic_id_(topic_id),
+        index_(index),
+        leader_epoch_(leader_epoch),
+        log_(log),
+        producer_state_(std::make_shared<txn::ProducerStateManager>()) {
+    // Producer snapshots follow the log's segments (rolls, deletions, truncations). The log
+    // holds the manager weakly, so whichever of the two goes first is fine.
+    log_->set_listener(producer_state_);
+  }
 
   [[nodiscard]] const std::string& topic() const { return topic_; }
   [[nodiscard]] const Uuid& topic_id() const { return topic_id_; }
@@ -39,7 +49,21 @@ class Partition {
     for (auto& f : w) f();
   }
 
-  [[nodiscard]] txn::ProducerStateTable& producers() { return producers_; }
+  [[nodiscard]] txn::ProducerStateTable& producers() { return producer_state_->table(); }
+  [[nodiscard]] txn::ProducerStateManager& producer_state() { return *producer_state_; }
+
+  // Rebuilds the idempotent producers' state from the log's producer snapshot and the batches
+  // after it (producer.id.expiration.ms applies to what the snapshot holds). On a read error the
+  // state is what could be rebuilt; the error is logged by the manager.
+  void load_producer_state(std::int64_t producer_id_expiration_ms) {
+    producer_state_->set_expiration_ms(producer_id_expiration_ms);
+    (void)producer_state_->load(*log_);
+  }
+  // Clean shutdown, before the log is closed: a producer snapshot at the log end, so the next
+  // start reads no batches.
+  void snapshot_producer_state() { (void)producer_state_->take_snapshot(*log_); }
+  // producer.id.expiration.ms: drops producers idle that long at now_ms (wall clock).
+  std::size_t expire_producers(std::int64_t now_ms) { return producer_state_->expire(now_ms); }
 
  private:
   std::string topic_;
@@ -48,7 +72,7 @@ class Partition {
   std::int32_t leader_epoch_;
   storage::PartitionLog* log_;
   std::vector<std::function<void()>> watchers_;
-  txn::ProducerStateTable producers_;
+  std::shared_ptr<txn::ProducerStateManager> producer_state_;
 };
 
 }  // namespace weir::broker

@@ -25,6 +25,7 @@ BatchHeader BatchHeader::parse(ByteSpan header, std::int64_t position) noexcept 
   h.max_timestamp = load_be<std::int64_t>(p + record::kMaxTimestampOffset);
   h.producer_id = load_be<std::int64_t>(p + record::kProducerIdOffset);
   h.producer_epoch = load_be<std::int16_t>(p + record::kProducerEpochOffset);
+  h.base_sequence = load_be<std::int32_t>(p + record::kBaseSequenceOffset);
   h.records_count = load_be<std::int32_t>(p + record::kRecordsCountOffset);
   return h;
 }

@@ -36,10 +36,12 @@ struct BatchHeader {
   std::int64_t max_timestamp = -1;
   std::int64_t producer_id = -1;
   std::int16_t producer_epoch = -1;
+  std::int32_t base_sequence = -1;
   std::int32_t records_count = 0;
 
   [[nodiscard]] std::int64_t last_offset() const noexcept { return base_offset + last_offset_delta; }
   [[nodiscard]] bool is_control() const noexcept { return (attributes & record::kControlBit) != 0; }
+  [[nodiscard]] bool is_transactional() const noexcept { return (attributes & record::kTransactionalBit) != 0; }
   [[nodiscard]] std::int64_t next_offset() const noexcept { return last_offset() + 1; }
   [[nodiscard]] std::int64_t end_position() const noexcept { return position + size; }
 

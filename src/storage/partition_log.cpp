@@ -418,6 +418,7 @@ Status<Errc> PartitionLog::roll_at(std::int64_t base_offset) {
   ++directory_writes_;
   log::get("storage")->debug("event=segment_rolled {} {}", log::kv("dir", dir_.string()),
                              log::kv("base_offset", base_offset));
+  notify([&](LogListener& l) { l.on_roll(*this, base_offset); });
   return {};
 }
 
@@ -461,6 +462,41 @@ Result<ReadResult, Errc> PartitionLog::read(std::int64_t offset, std::int32_t ma
     if (!range->end_of_segment) break;
   }
   return result;
+}
+
+Result<void, Errc> PartitionLog::scan_batches(std::int64_t from, const BatchVisitor& on_batch) const {
+  WEIR_ASSERT(!closed_);
+  from = std::max(from, log_start_offset_);
+  if (from >= log_end_offset_) return {};
+  std::vector<std::byte> control;
+  const std::size_t first = segment_index_for(from);
+  for (std::size_t i = first; i < segments_.size(); ++i) {
+    Segment& segment = *segments_[i];
+    std::int64_t position = 0;
+    if (i == first) {
+      auto found = segment.find_batch(from);
+      if (!found) return unexpected(found.error());
+      if (!*found) continue;
+      position = (*found)->position;
+    }
+    BatchScanner scanner(*segment.log_file(), position, segment.size_bytes(), BatchScanner::Mode::kHeaders);
+    for (;;) {
+      auto batch = scanner.next();
+      if (!batch) return unexpected(batch.error() == ScanStop::kIo ? Errc::kStorageError : Errc::kCorruptMessage);
+      if (!*batch) break;
+      const BatchHeader& h = **batch;
+      if (h.base_offset >= log_end_offset_) return {};
+      ByteSpan body;
+      if (h.is_control() && h.size <= kMaxScannedControlBatchBytes) {
+        control.resize(static_cast<std::size_t>(h.size));
+        auto n = segment.log_file()->pread(h.position, control);
+        if (!n || *n != control.size()) return unexpected(Errc::kStorageError);
+        body = control;
+      }
+      on_batch(h, body);
+    }
+  }
+  return {};
 }
 
 Result<std::optional<TimestampOffset>, Errc> PartitionLog::lookup_offset_by_timestamp(std::int64_t timestamp_ms) const {
@@ -561,6 +597,7 @@ Status<Errc> PartitionLog::delete_oldest_segments(std::size_t n) {
     high_watermark_ = std::max(high_watermark_, log_start_offset_);
     if (epochs_.truncate_from_start(log_start_offset_)) (void)epochs_.write_if_dirty();
   }
+  if (renamed > 0) notify([&](LogListener& l) { l.on_segments_deleted(*this); });
   return result;
 }
 
@@ -614,7 +651,11 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
   if (offset >= log_end_offset_) return {};
   log::get("storage")->info("event=log_truncated {} {} {}", log::kv("dir", dir_.string()), log::kv("offset", offset),
                             log::kv("log_end_offset", log_end_offset_));
-  if (offset < segments_.front()->base_offset()) return truncate_fully_and_start_at(offset);
+  if (offset < segments_.front()->base_offset()) {
+    auto restarted = truncate_fully_and_start_at(offset);
+    notify([&](LogListener& l) { l.on_truncated(*this); });
+    return restarted;
+  }
   ++truncations_;
   const std::size_t keep = segment_index_for(offset);
   for (std::size_t j = keep + 1; j < segments_.size(); ++j) {
@@ -634,6 +675,7 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
   recovery_point_ = std::min(recovery_point_, offset);
   high_watermark_ = std::min(high_watermark_, offset);
   if (epochs_.truncate_from_end(offset)) (void)epochs_.write_if_dirty();
+  notify([&](LogListener& l) { l.on_truncated(*this); });
   return {};
 }
 

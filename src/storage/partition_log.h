@@ -5,7 +5,8 @@
 //   00000000000000004711.log/...                              the last one is the active segment
 //   leader-epoch-checkpoint                                   leader_epoch_cache.h, checkpoint.h
 //   partition.metadata                                        topic id (written by LogManager)
-//   *.snapshot                                                producer state (transactions layer; left alone)
+//   *.snapshot                                                producer state (transactions layer; left alone,
+//                                                             kept in step through a LogListener)
 //
 // Offsets: log_start_offset() <= every readable offset < log_end_offset() (LEO). Batches are
 // appended at the active segment; a new segment is rolled when the active one would pass
@@ -37,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -116,6 +118,23 @@ struct ReadResult {
   [[nodiscard]] Result<void, Errc> append_to(std::vector<std::uint8_t>& out) const;
 };
 
+class PartitionLog;
+
+// Told about changes to a log's segments, so that a layer above can keep files of its own in step
+// with them (the transactions layer writes producer state snapshots at segment rolls and drops
+// them with their segments). Called on the log's owner thread, after the change, from inside the
+// log's method: a listener may read the log (log_end_offset(), scan_batches()) but not modify it.
+class LogListener {
+ public:
+  virtual ~LogListener() = default;
+  // A new active segment, still empty, starts at base_offset (the log end offset, or above it).
+  virtual void on_roll(PartitionLog& log, std::int64_t base_offset) = 0;
+  // Segments below the log start were deleted (retention, DeleteRecords).
+  virtual void on_segments_deleted(PartitionLog& log) = 0;
+  // truncate_to() removed batches from the end: the log end offset is lower than before.
+  virtual void on_truncated(PartitionLog& log) = 0;
+};
+
 class PartitionLog {
  public:
   // Opens (creating if missing) the partition directory `dir` and recovers it as the hint says.
@@ -168,6 +187,24 @@ class PartitionLog {
   [[nodiscard]] std::size_t segment_count() const noexcept { return segments_.size(); }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
   [[nodiscard]] const LogConfig& config() const noexcept { return config_; }
+  // What the log does its I/O with and reads the time from (for files kept beside it).
+  [[nodiscard]] FileSystem& file_system() const noexcept { return fs_; }
+  [[nodiscard]] const Clock& clock() const noexcept { return clock_; }
+
+  // The listener told about rolls, segment deletions and truncations; held weakly: once it is
+  // gone, nothing is called. One at a time (a new one replaces the old).
+  void set_listener(std::weak_ptr<LogListener> listener) { listener_ = std::move(listener); }
+
+  // Rebuilding state kept outside the log (the producer state of the transactions layer): every
+  // batch whose last offset is >= max(from, log start), in offset order, up to the log end.
+  // on_batch gets each batch's header (base sequence included) and, for a control batch of at
+  // most kMaxScannedControlBatchBytes, the whole batch's bytes (its records are the transaction
+  // marker); data batches are not read beyond their headers (control_batch is empty). The bytes
+  // are valid during the call only. kStorageError on a read error, kCorruptMessage on a batch
+  // that cannot be framed.
+  static constexpr std::int32_t kMaxScannedControlBatchBytes = 4096;
+  using BatchVisitor = std::function<void(const BatchHeader& header, ByteSpan control_batch)>;
+  [[nodiscard]] Result<void, Errc> scan_batches(std::int64_t from, const BatchVisitor& on_batch) const;
 
   // The high watermark, kept here for replication-offset-checkpoint (LogManager writes it and
   // passes it back in RecoveryHint); the broker advances it. Clamped to [log start, LEO].
@@ -264,6 +301,11 @@ class PartitionLog {
   // Removes the first n segments (renamed now, files removed after file.delete.delay.ms).
   [[nodiscard]] Status<Errc> delete_oldest_segments(std::size_t n);
   void purge_deleted_files(bool all);
+  // The listener, if there is one still alive.
+  template <class F>
+  void notify(F&& f) {
+    if (auto l = listener_.lock()) f(*l);
+  }
   [[nodiscard]] Status<Errc> truncate_fully_and_start_at(std::int64_t offset);
   [[nodiscard]] int delete_expired_segments(std::int64_t now_ms);
   // The log cleaner's swap (Kafka's replaceSegments): `cleaned`, complete under the .cleaned
@@ -292,6 +334,7 @@ class PartitionLog {
   std::optional<std::int64_t> first_unstable_offset_;
   std::optional<std::int64_t> cleaner_checkpoint_;
   std::unique_ptr<CleanJob> clean_job_;  // an unfinished clean (LogCleaner)
+  std::weak_ptr<LogListener> listener_;
   bool failed_ = false;
   bool closed_ = false;
 };

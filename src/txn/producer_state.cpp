@@ -11,15 +11,25 @@ bool in_sequence(std::int32_t last_seq, std::int32_t next_seq) {
          (next_seq == 0 && last_seq == std::numeric_limits<std::int32_t>::max());
 }
 
-void apply(ProducerEntry& e, const BatchInfo& b, std::int64_t first_offset) {
-  if (b.epoch != e.epoch) {
-    e.epoch = b.epoch;
+// A new epoch forgets the batches of the old one (Kafka's maybeUpdateProducerEpoch).
+void set_epoch(ProducerEntry& e, std::int16_t epoch) {
+  if (epoch != e.epoch) {
+    e.epoch = epoch;
     e.batches.clear();
   }
-  e.batches.push_back(BatchMetadata{b.first_seq, b.last_seq, first_offset, first_offset + b.record_count - 1,
-                                    b.max_timestamp_ms});
+}
+
+void add_batch(ProducerEntry& e, std::int16_t epoch, const BatchMetadata& m) {
+  set_epoch(e, epoch);
+  e.batches.push_back(m);
   while (e.batches.size() > ProducerStateTable::kMaxCachedBatches) e.batches.pop_front();
-  e.last_timestamp_ms = b.max_timestamp_ms;
+  e.last_timestamp_ms = m.timestamp_ms;
+}
+
+void apply(ProducerEntry& e, const BatchInfo& b, std::int64_t first_offset) {
+  const std::int64_t last_offset = first_offset + b.record_count - 1;
+  add_batch(e, b.epoch, BatchMetadata{b.first_seq, b.last_seq, first_offset, last_offset, b.max_timestamp_ms});
+  if (b.transactional && !e.current_txn_first_offset) e.current_txn_first_offset = first_offset;
 }
 
 }  // namespace
@@ -64,10 +74,23 @@ void ProducerStateTable::update(const std::vector<BatchInfo>& batches, std::int6
   }
 }
 
-void ProducerStateTable::expire(std::int64_t now_ms, std::int64_t expiration_ms) {
-  std::erase_if(producers_, [&](const auto& kv) {
-    return kv.second.last_timestamp_ms >= 0 && now_ms - kv.second.last_timestamp_ms >= expiration_ms;
-  });
+void ProducerStateTable::replay(const LoggedBatch& b) {
+  if (b.producer_id < 0) return;
+  ProducerEntry& e = producers_[b.producer_id];
+  if (b.control) {
+    // A transaction marker (Kafka's appendEndTxnMarker): the transaction is over; no sequence.
+    set_epoch(e, b.epoch);
+    if (b.coordinator_epoch >= 0) e.coordinator_epoch = b.coordinator_epoch;
+    e.current_txn_first_offset.reset();
+    e.last_timestamp_ms = b.max_timestamp_ms;
+    return;
+  }
+  add_batch(e, b.epoch, BatchMetadata{b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp_ms});
+  if (b.transactional && !e.current_txn_first_offset) e.current_txn_first_offset = b.first_offset;
+}
+
+std::size_t ProducerStateTable::expire(std::int64_t now_ms, std::int64_t expiration_ms) {
+  return std::erase_if(producers_, [&](const auto& kv) { return expired(kv.second, now_ms, expiration_ms); });
 }
 
 const ProducerEntry* ProducerStateTable::find(std::int64_t producer_id) const {

@@ -11,6 +11,11 @@
 //   epoch == current, first_seq != last_seq + 1 (mod 2^31)         -> OUT_OF_ORDER_SEQUENCE_NUMBER
 // A producer without state (new, or its state expired) is accepted at any sequence.
 //
+// Besides the batches, each entry keeps what Kafka's producer state snapshots hold (the epoch of
+// the transaction coordinator that wrote the producer's last marker, and the first offset of its
+// open transaction), so the state survives restarts (producer_state_manager.h) and round-trips
+// Kafka's snapshot files (producer_snapshot.h).
+//
 // Pure: no I/O, no clock; times are passed in. Owned by the partition's shard.
 #pragma once
 
@@ -34,6 +39,8 @@ struct ProducerEntry {
   std::int16_t epoch = -1;
   std::deque<BatchMetadata> batches;  // oldest first, at most kMaxCachedBatches
   std::int64_t last_timestamp_ms = -1;
+  std::int32_t coordinator_epoch = -1;                  // of the last transaction marker; -1: none
+  std::optional<std::int64_t> current_txn_first_offset;  // the open transaction's first offset
 };
 
 // What the caller needs to know about one batch of an append.
@@ -44,6 +51,23 @@ struct BatchInfo {
   std::int32_t last_seq = -1;  // first_seq + lastOffsetDelta (mod 2^31)
   std::int32_t record_count = 0;  // lastOffsetDelta + 1: offsets the batch occupies
   std::int64_t max_timestamp_ms = -1;
+  bool transactional = false;
+};
+
+// A batch as the log holds it, replayed to rebuild the table after a restart or a truncation:
+// data batches as update() records them, control batches (transaction markers) end the
+// producer's open transaction.
+struct LoggedBatch {
+  std::int64_t producer_id = -1;
+  std::int16_t epoch = -1;
+  std::int32_t first_seq = -1;  // baseSequence
+  std::int32_t last_seq = -1;   // baseSequence + lastOffsetDelta (mod 2^31)
+  std::int64_t first_offset = -1;
+  std::int64_t last_offset = -1;
+  std::int64_t max_timestamp_ms = -1;
+  bool transactional = false;
+  bool control = false;
+  std::int32_t coordinator_epoch = -1;  // control: the marker's; -1 if it could not be read
 };
 
 enum class ProducerCheck { kOk, kDuplicate, kInvalidProducerEpoch, kOutOfOrderSequence };
@@ -57,19 +81,32 @@ struct CheckResult {
 class ProducerStateTable {
  public:
   static constexpr std::size_t kMaxCachedBatches = 5;
+  using Map = std::unordered_map<std::int64_t, ProducerEntry>;
 
   // Checks the batches of one append, in order, as if each earlier one had been written.
   [[nodiscard]] CheckResult check(const std::vector<BatchInfo>& batches) const;
   // Records the batches after they were written starting at `first_offset`.
   void update(const std::vector<BatchInfo>& batches, std::int64_t first_offset);
-  // Drops producers idle for longer than `expiration_ms` (producer.id.expiration.ms).
-  void expire(std::int64_t now_ms, std::int64_t expiration_ms);
+  // Records one stored batch (rebuilding from the log): no checks, as Kafka replays its log.
+  void replay(const LoggedBatch& batch);
+  // Drops producers idle for expiration_ms or longer (producer.id.expiration.ms): their last
+  // batch's timestamp is at least that old and they have no open transaction (Kafka's rule).
+  // Returns how many were dropped.
+  std::size_t expire(std::int64_t now_ms, std::int64_t expiration_ms);
+  [[nodiscard]] static bool expired(const ProducerEntry& e, std::int64_t now_ms, std::int64_t expiration_ms) {
+    return !e.current_txn_first_offset && now_ms - e.last_timestamp_ms >= expiration_ms;
+  }
+
+  // Puts a producer's entry as a snapshot holds it (replacing any).
+  void restore(std::int64_t producer_id, ProducerEntry entry) { producers_[producer_id] = std::move(entry); }
+  void clear() { producers_.clear(); }
 
   [[nodiscard]] const ProducerEntry* find(std::int64_t producer_id) const;
   [[nodiscard]] std::size_t size() const { return producers_.size(); }
+  [[nodiscard]] const Map& entries() const { return producers_; }
 
  private:
-  std::unordered_map<std::int64_t, ProducerEntry> producers_;
+  Map producers_;
 };
 
 }  // namespace weir::txn

@@ -393,3 +393,21 @@ def test_committed_offsets_survive_restart(weir_factory, topic_name, how):
     assert [(tp.partition, tp.offset) for tp in got] == [(0, 10), (1, 11), (2, 12)]
     res, rows = describe(w, group)
     assert sorted(r["CURRENT-OFFSET"] for r in rows) == ["10", "11", "12"]
+
+
+def test_deleting_the_offsets_topic_then_using_groups_again(weir_factory, topic_name, members):
+    """Kafka lets an admin delete __consumer_offsets; groups then start over on a new one."""
+    w = weir_factory()
+    create_topic(w, topic_name, 2)
+    c = Consumer({"bootstrap.servers": w.bootstrap, "group.id": "before"})
+    c.commit(offsets=[TopicPartition(topic_name, 0, 7)], asynchronous=False)
+    c.close()
+    admin = AdminClient({"bootstrap.servers": w.bootstrap})
+    admin.delete_topics(["__consumer_offsets"])["__consumer_offsets"].result(30)
+    produce(w, topic_name, [(p, None, b"z") for p in range(2)])
+    m = members(w, "after", [topic_name])
+    wait_for(lambda: len(m.seen()) == 2, 60, "a new group to read after the delete")
+    c = Consumer({"bootstrap.servers": w.bootstrap, "group.id": "before"})
+    got = c.committed([TopicPartition(topic_name, 0)], timeout=30)
+    c.close()
+    assert got[0].offset < 0  # the old commits went with the topic

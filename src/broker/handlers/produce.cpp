@@ -40,7 +40,8 @@ std::vector<txn::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
     const std::int32_t count = b.last_offset_delta() + 1;
     const std::int64_t last_seq = b.base_sequence() < 0 ? -1 : (static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) % 2147483648LL;
     out.push_back(txn::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
-                                 static_cast<std::int32_t>(last_seq), count, b.max_timestamp()});
+                                 static_cast<std::int32_t>(last_seq), count, b.max_timestamp(),
+                                 b.is_transactional()});
   }
   return out;
 }
@@ -127,7 +128,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
           o.error_message = std::string(storage::to_string(appended.error()));
           return o;
         }
-        p->producers().update(infos, appended->first_offset);
+        // Recorded from the batches as stored (maxTimestamp as the log set it), as a rebuild
+        // from the log after a restart sees them.
+        p->producers().update(batch_infos(batches), appended->first_offset);
         // One replica: everything appended is replicated, so the high watermark is the log end.
         p->log().update_high_watermark(p->log().log_end_offset());
         o.base_offset = appended->first_offset;
