@@ -58,6 +58,12 @@
 #include "protocol/gen/offset_fetch_response.h"
 #include "protocol/gen/offset_delete_request.h"
 #include "protocol/gen/offset_delete_response.h"
+#include "protocol/gen/describe_log_dirs_request.h"
+#include "protocol/gen/describe_log_dirs_response.h"
+#include "protocol/gen/describe_producers_request.h"
+#include "protocol/gen/describe_producers_response.h"
+#include "protocol/gen/describe_topic_partitions_request.h"
+#include "protocol/gen/describe_topic_partitions_response.h"
 
 namespace weir::broker {
 
@@ -115,6 +121,9 @@ WEIR_HANDLER(DeleteGroups, 0, 2);
 WEIR_HANDLER(OffsetCommit, 2, 10);
 WEIR_HANDLER(OffsetFetch, 1, 10);
 WEIR_HANDLER(OffsetDelete, 0, 0);
+WEIR_HANDLER(DescribeLogDirs, 1, 5);
+WEIR_HANDLER(DescribeProducers, 0, 0);
+WEIR_HANDLER(DescribeTopicPartitions, 0, 0);
 
 #undef WEIR_HANDLER
 

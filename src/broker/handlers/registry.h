@@ -16,7 +16,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                OffsetForLeaderEpochHandler, FindCoordinatorHandler, JoinGroupHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
-                               OffsetDeleteHandler>;
+                               OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
+                               DescribeTopicPartitionsHandler>;
 
 struct ServedApi {
   std::int16_t key;
