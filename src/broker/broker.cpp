@@ -422,7 +422,8 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     info.id = id;
     info.partitions = static_cast<std::int32_t>(t->partitions.size());
     for (const auto& p : t->partitions) info.leader_epochs.push_back(p.leader_epoch);
-    info.internal = name.starts_with("__");
+    // Kafka's Topic.isInternal: only its own internal topics, not every "__" name.
+    info.internal = name == kOffsetsTopic || name == "__transaction_state" || name == "__share_group_state";
     for (const auto& [k, v] : img.topic_configs(name)) info.configs[k] = v;
     c->names_by_id[id] = name;
     c->topics.emplace(name, std::move(info));

@@ -411,3 +411,18 @@ def test_deleting_the_offsets_topic_then_using_groups_again(weir_factory, topic_
     got = c.committed([TopicPartition(topic_name, 0)], timeout=30)
     c.close()
     assert got[0].offset < 0  # the old commits went with the topic
+
+
+def test_only_kafkas_internal_topics_are_marked_internal(broker, topic_name):
+    """Metadata's is_internal: true for __consumer_offsets, false for a user topic named __x."""
+    from harness.kreq import Kreq
+
+    user = "__" + topic_name
+    create_topic(broker, user, 1)
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"g-{topic_name[-6:]}"})
+    c.commit(offsets=[TopicPartition(user, 0, 1)], asynchronous=False)  # __consumer_offsets exists now
+    c.close()
+    with Kreq(broker) as k:
+        md = k.send("Metadata", 12, {"Topics": [{"Topic": user}, {"Topic": "__consumer_offsets"}]})
+    internal = {t["Topic"]: t["IsInternal"] for t in md["Topics"]}
+    assert internal == {user: False, "__consumer_offsets": True}
