@@ -219,3 +219,32 @@ def test_retries_after_restarts_answer_like_kafka(weir_factory, kafka_factory, t
             assert w[1:] == (0, first_offset[retried]), (w, k)
             continue
         assert w == k
+
+
+# ------------------------------------------------------------------------------ framing checks
+def plain_batch(values: list[bytes], attributes: int = 0) -> bytes:
+    """A non-idempotent RecordBatch v2 (no producer id) with the given attributes."""
+    records = b"".join(record(i, v) for i, v in enumerate(values))
+    ts = int(time.time() * 1000)
+    after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, ts, ts, -1, -1, -1, len(values)) + records
+    after_length = struct.pack(">ibI", -1, 2, crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", 0, len(after_length)) + after_length
+
+
+def test_produce_record_set_rules_as_kafka(broker, topic_name):
+    """ProduceRequest.validateRecords: exactly one batch per partition from v3 (INVALID_RECORD),
+    no zstd before v7 (UNSUPPORTED_COMPRESSION_TYPE); nothing is written."""
+    with Kreq(broker) as k:
+        create_topic(k, topic_name)
+        one = plain_batch([b"a"])
+        assert produce(k, topic_name, one) == (0, 0)
+
+        def send(version, records):
+            r = k.send("Produce", version, {
+                "TransactionID": None, "Acks": -1, "TimeoutMillis": 15000,
+                "Topics": [{"Topic": topic_name, "Partitions": [{"Partition": 0, "Records": records}]}]})
+            return r["Topics"][0]["Partitions"][0]["ErrorCode"]
+
+        assert send(9, one + plain_batch([b"b"])) == 87
+        assert send(6, plain_batch([b"c"], attributes=4)) == 76
+        assert log_end_offset(k, topic_name) == 1

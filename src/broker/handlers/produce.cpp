@@ -46,6 +46,19 @@ std::vector<txn::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
   return out;
 }
 
+// The checks Kafka's ProduceRequest.validateRecords makes on a partition's records (v3+).
+std::int16_t framing_error(const std::vector<std::uint8_t>& records, std::int16_t version) {
+  record::BatchSplitter splitter(std::as_bytes(std::span<const std::uint8_t>(records)));
+  auto first = splitter.next();
+  if (!first || !*first) return 0;  // broken framing: the log's validation answers it
+  const auto& batch = **first;
+  if (batch.magic() != 2) return code(ErrorCode::kInvalidRecord);
+  if (version < 7 && batch.compression_id() == 4) return code(ErrorCode::kUnsupportedCompressionType);
+  auto second = splitter.next();
+  if (second && *second) return code(ErrorCode::kInvalidRecord);
+  return 0;
+}
+
 }  // namespace
 
 boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::handle(RequestContext& ctx,
@@ -92,6 +105,12 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
       // Kafka refuses a partition entry without record batches as an invalid record set.
       if (!pd.records || pd.records->empty()) {
         immediate.emplace_back(failed(code(ErrorCode::kInvalidRecord)));
+        continue;
+      }
+      // ProduceRequest.validateRecords, as KafkaApis applies it before the log sees anything:
+      // magic 2 only, no zstd before v7, exactly one batch per partition.
+      if (const std::int16_t e = framing_error(*pd.records, version); e != 0) {
+        immediate.emplace_back(failed(e));
         continue;
       }
       immediate.emplace_back(std::nullopt);
