@@ -12,7 +12,8 @@ VENV := .cache/venv
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench \
+        librdkafka-tests peer-librdkafka peer-librdkafka-all
 
 deps:
 	@scripts/install-build-deps.sh
@@ -51,6 +52,21 @@ test: test-deps build
 # Longer runs: the full differential suite and peer suites.
 test-all: test-deps build unit compat fuzz
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario $(PYTEST_ARGS)
+
+# librdkafka's own integration suite (tests/0xxx-*.c from `apt-get source librdkafka`) against weir;
+# see tests/peer/librdkafka/README.md. Not part of `make test`. e.g. make peer-librdkafka LIBRDKAFKA_ARGS="--timeout 120"
+LIBRDKAFKA_ARGS ?=
+
+librdkafka-tests:
+	@scripts/setup-librdkafka-tests.sh >/dev/null
+
+# the allowlist (tests/peer/librdkafka/allowlist.txt): fails if an allowlisted test does not pass
+peer-librdkafka: build librdkafka-tests
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir scripts/run-librdkafka-tests.sh --allowlist $(LIBRDKAFKA_ARGS)
+
+# every test, report only; writes .cache/librdkafka/results-all.tsv
+peer-librdkafka-all: build librdkafka-tests
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir scripts/run-librdkafka-tests.sh --all $(LIBRDKAFKA_ARGS)
 
 BENCH_ARGS ?=
 

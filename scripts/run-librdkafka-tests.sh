@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# Runs librdkafka's own integration tests (tests/0xxx-*.c from `apt-get source librdkafka`, built by
+# scripts/setup-librdkafka-tests.sh) against a fresh `weir serve`, one test-runner process per test
+# number, and prints PASS/FAIL/SKIP/TIMEOUT per test. See tests/peer/librdkafka/README.md.
+#
+#   scripts/run-librdkafka-tests.sh --allowlist     # tests/peer/librdkafka/allowlist.txt; exit 1 if one fails
+#   scripts/run-librdkafka-tests.sh --smoke         # the allowlist entries tagged [smoke] (for `make test`)
+#   scripts/run-librdkafka-tests.sh --all           # every test; report only (exit 0); results under .cache/
+#   scripts/run-librdkafka-tests.sh 0001 0031 ...   # these tests (TESTS="0001 0031" works too); exit 1 if one fails
+#
+# Options: --timeout SECONDS (per test, default $LIBRDKAFKA_TEST_TIMEOUT or 300), --keep (keep the run
+# directory with weir's data even when everything passed), -v (print each test's output after it ran),
+# --kafka (run against a real Apache Kafka 4.3.1 from tests/kafka instead of weir, to tell weir's bugs
+# from the suite's own expectations; --all then writes results-all-kafka.tsv).
+# Environment: WEIR_BIN (default build/weir), TEST_KAFKA_VERSION (default 4.1.0), TEST_LEVEL, TEST_DEBUG.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PEER="$ROOT/tests/peer/librdkafka"
+ALLOWLIST="$PEER/allowlist.txt"
+CACHE="${LIBRDKAFKA_CACHE:-$ROOT/.cache/librdkafka}"
+WEIR_BIN="${WEIR_BIN:-$ROOT/build/weir}"
+TIMEOUT="${LIBRDKAFKA_TEST_TIMEOUT:-300}"
+export TEST_KAFKA_VERSION="${TEST_KAFKA_VERSION:-4.1.0}"
+
+mode=list; keep=0; verbose=0; tests=(); BROKER=weir
+while (($#)); do
+  case "$1" in
+    --allowlist) mode=allowlist ;;
+    --smoke) mode=smoke ;;
+    --all) mode=all ;;
+    --timeout) TIMEOUT="$2"; shift ;;
+    --timeout=*) TIMEOUT="${1#*=}" ;;
+    --keep) keep=1 ;;
+    --kafka) BROKER=kafka ;;
+    -v) verbose=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    [0-9][0-9][0-9][0-9]) tests+=("$1") ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# ------------------------------------------------------------------ the test runner and the test list
+SRC="$("$ROOT/scripts/setup-librdkafka-tests.sh" | tail -1)"
+T="$SRC/tests"
+[ "$BROKER" != weir ] || [ -x "$WEIR_BIN" ] || { echo "weir binary $WEIR_BIN is missing: run \`make build\` (or set WEIR_BIN)" >&2; exit 2; }
+
+# Allowlist lines: "NNNN  # [smoke] comment"; blank lines and "#" lines are ignored.
+list_file() { sed -e 's/#.*\[smoke\].*/ SMOKE/' "$1" | awk -v want="$2" \
+  '/^[ \t]*[0-9][0-9][0-9][0-9]/ { if (want == "" || $2 == want) print $1 }'; }
+allowed=(); [ -f "$ALLOWLIST" ] && mapfile -t allowed < <(list_file "$ALLOWLIST" "")
+case "$mode" in
+  allowlist) tests=("${allowed[@]}") ;;
+  smoke) mapfile -t tests < <(list_file "$ALLOWLIST" SMOKE) ;;
+  all) # every test number in the runner's table below 1000 (1xxx need special set-ups, 8xxx are manual)
+    mapfile -t tests < <(sed -n '/^struct test tests\[\]/,/^};/p' "$T/test.c" \
+      | grep -oE '^\s*_TEST\(0[0-9]{3}_' | grep -oE '[0-9]{4}' | sort -u) ;;
+  list) if ((${#tests[@]} == 0)) && [ -n "${TESTS:-}" ]; then read -ra tests <<< "${TESTS//,/ }"; fi ;;
+esac
+((${#tests[@]})) || { echo "no tests selected (see --help)" >&2; exit 2; }
+is_allowed() { local a; for a in "${allowed[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
+# Numbers that have a variant for the "noautocreate" scenario (a broker without topic auto-creation).
+mapfile -t noauto < <(awk '/_TEST\(0[0-9][0-9][0-9]_/ { match($0, /0[0-9][0-9][0-9]/); n = substr($0, RSTART, 4) }
+                          /scenario = "noautocreate"/ { print n }' "$T/test.c" | sort -u)
+has_noauto() { local a; for a in "${noauto[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
+
+# Some tests run Kafka's CLI as $KAFKA_PATH/bin/kafka-topics.sh --bootstrap-server $BROKERS: give them
+# Apache Kafka's tools (tests/kafka/bin, resolved by scripts/setup-kafka.sh) under those names.
+KAFKA_SHIM=""
+setup_kafka_shim() {
+  command -v java >/dev/null && command -v mvn >/dev/null || return 0
+  "$ROOT/scripts/setup-kafka.sh" || { echo "note: scripts/setup-kafka.sh failed; tests that run kafka-topics.sh will fail" >&2; return 0; }
+  KAFKA_SHIM="$RUN/kafka"; mkdir -p "$KAFKA_SHIM/bin"
+  local tool
+  for tool in "$ROOT"/tests/kafka/bin/kafka-*; do
+    ln -s "$tool" "$KAFKA_SHIM/bin/$(basename "$tool").sh"
+  done
+  # tests/kafka/bin has no kafka-acls wrapper (0109, 0115, 0119 call it): its class from the same jars
+  printf '#!/usr/bin/env bash\nexec %q org.apache.kafka.tools.AclCommand "$@"\n' \
+    "$ROOT/tests/kafka/bin/kafka-run-class" > "$KAFKA_SHIM/bin/kafka-acls.sh"
+  chmod +x "$KAFKA_SHIM/bin/kafka-acls.sh"
+}
+
+# ------------------------------------------------------------------------------------- brokers
+mkdir -p "$CACHE"
+exec 9>"$CACHE/run.lock"
+flock -n 9 || { echo "another librdkafka peer run holds $CACHE/run.lock; waiting" >&2; flock 9; }
+RUN="$(mktemp -d "$CACHE/run.XXXXXX")"
+mkdir -p "$RUN/logs"
+rm -f "$T"/stats_*.json  # the runner leaves one (empty unless asked for) per test in its directory
+setup_kafka_shim
+if [ "$BROKER" = kafka ] && [ -z "$KAFKA_SHIM" ]; then echo "--kafka needs java, mvn and scripts/setup-kafka.sh" >&2; exit 2; fi
+# One broker per scenario: "default" (auto-creates topics with 4 partitions) and, for the tests that
+# have a variant for it, "noautocreate" (auto.create.topics.enable=false).
+declare -A BPID BPORT BGEN
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+scenario_settings() {
+  echo num.partitions=4
+  [ "$1" = noautocreate ] && echo auto.create.topics.enable=false
+  return 0
+}
+broker_dir() { echo "$RUN/$BROKER-$1-${BGEN[$1]}"; }
+broker_log() { echo "$(broker_dir "$1")/$BROKER.log"; }
+
+# start_broker SCENARIO: a fresh broker with its own data dir; waits until it serves
+start_broker() {
+  local name="$1" port; port="${BPORT[$name]:-$(free_port)}"
+  BGEN[$name]=$(( ${BGEN[$name]:-0} + 1 )); BPORT[$name]=$port
+  local dir; dir="$(broker_dir "$name")"; mkdir -p "$dir/data"
+  local log; log="$(broker_log "$name")"
+  local -a settings; mapfile -t settings < <(scenario_settings "$name")
+  if [ "$BROKER" = weir ]; then
+    local -a sets=(); local kv
+    for kv in "${settings[@]}"; do sets+=(--set "$kv"); done
+    "$WEIR_BIN" serve --dev \
+      --set "listeners=PLAINTEXT://127.0.0.1:$port" --set "advertised.listeners=PLAINTEXT://127.0.0.1:$port" \
+      --set "log.dirs=$dir/data" "${sets[@]}" >"$log" 2>&1 &
+  else  # a single-node KRaft Apache Kafka from tests/kafka (the oracle), configured as TESTING.md says
+    local cport; cport="$(free_port)"
+    { printf '%s\n' process.roles=broker,controller node.id=1 "controller.quorum.voters=1@127.0.0.1:$cport" \
+        "listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport" \
+        "advertised.listeners=PLAINTEXT://127.0.0.1:$port" controller.listener.names=CONTROLLER \
+        inter.broker.listener.name=PLAINTEXT listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT \
+        "log.dirs=$dir/data" offsets.topic.replication.factor=1 transaction.state.log.replication.factor=1 \
+        transaction.state.log.min.isr=1 share.coordinator.state.topic.replication.factor=1 \
+        share.coordinator.state.topic.min.isr=1 group.initial.rebalance.delay.ms=0 "${settings[@]}"
+    } > "$dir/server.properties"
+    local id; id="$(python3 -c 'import base64, uuid
+while True:
+    t = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    if not t.startswith("-"): print(t); break')"
+    "$ROOT/tests/kafka/bin/kafka-storage" format -t "$id" -c "$dir/server.properties" >"$log" 2>&1 \
+      || { echo "kafka-storage format failed:" >&2; tail -20 "$log" >&2; return 1; }
+    KAFKA_HEAP_OPTS="-Xmx1G -Xms1G" "$ROOT/tests/kafka/bin/kafka-server-start" "$dir/server.properties" >>"$log" 2>&1 &
+  fi
+  BPID[$name]=$!
+  local i
+  for i in $(seq 1 1800); do
+    kill -0 "${BPID[$name]}" 2>/dev/null || { echo "$BROKER ($name) exited at start-up:" >&2; tail -20 "$log" >&2; return 1; }
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      [ "$BROKER" = weir ] && return 0
+      grep -q "Kafka Server started" "$log" && return 0
+    fi
+    sleep 0.1
+  done
+  echo "$BROKER ($name) did not start on port $port within 180 s" >&2; return 1
+}
+ensure_broker() {  # starts (or restarts after a crash) the broker for a scenario
+  if [ -z "${BPID[$1]:-}" ] || ! kill -0 "${BPID[$1]}" 2>/dev/null; then start_broker "$1"; fi
+}
+stop_brokers() {
+  local name
+  for name in "${!BPID[@]}"; do
+    if kill -0 "${BPID[$name]}" 2>/dev/null; then
+      kill -TERM "${BPID[$name]}" 2>/dev/null || true
+      for _ in $(seq 1 300); do kill -0 "${BPID[$name]}" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "${BPID[$name]}" 2>/dev/null || true
+    fi
+    wait "${BPID[$name]}" 2>/dev/null || true
+    unset "BPID[$name]"
+  done
+}
+trap 'stop_brokers' EXIT
+trap 'exit 130' INT TERM
+
+write_conf() {  # write_conf PORT: the runner's tests/test.conf
+  cat > "$T/test.conf" <<EOF
+# written by weir's scripts/run-librdkafka-tests.sh for its current run; overwritten by the next one
+bootstrap.servers=127.0.0.1:$1
+test.topic.prefix=rdkafkatest
+EOF
+}
+
+# ------------------------------------------------------------------------------------- one test
+strip_ansi() { sed -e 's/\x1b\[[0-9;]*m//g'; }
+# run_variant NUM SCENARIO -> sets v_status (PASS/FAIL/SKIP/TIMEOUT/CRASH) and v_detail
+run_variant() {
+  local num="$1" scen="$2" log="$RUN/logs/$1-$2.log" rc=0
+  ensure_broker "$scen"
+  write_conf "${BPORT[$scen]}"
+  local args=(-L -p1); [ "$scen" != default ] && args+=(-s "$scen")
+  local t_start; t_start=$(date +%s)
+  # No `exec`: the subshell reports a runner killed by a signal into the log, not on our terminal.
+  (
+    cd "$T"
+    export LD_LIBRARY_PATH="$SRC/src:$SRC/src-cpp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export TESTS="$num"
+    if [ -n "$KAFKA_SHIM" ]; then export KAFKA_PATH="$KAFKA_SHIM" BROKERS="127.0.0.1:${BPORT[$scen]}"; fi
+    unset CI
+    timeout -k 10 "$TIMEOUT" ./test-runner "${args[@]}"; status=$?; exit "$status"
+  ) >"$log" 2>&1 || rc=$?
+  local t_spent=$(( $(date +%s) - t_start ))
+  if ((verbose)); then strip_ansi < "$log"; fi
+  local summary; summary="$(strip_ansi < "$log" | grep -E "^\|\s*${num}_[A-Za-z0-9_]+\s+\|\s+[A-Z_]+\s+\|" || true)"
+  local passed failed skipped
+  passed="$(grep -cE '\|\s+PASSED\s+\|' <<< "$summary" || true)"
+  failed="$(grep -E '\|\s+(FAILED|RUNNING)\s+\|' <<< "$summary" || true)"
+  skipped="$(grep -E '\|\s+SKIPPED\s+\|' <<< "$summary" || true)"
+  if ! kill -0 "${BPID[$scen]}" 2>/dev/null; then
+    local wrc=0; wait "${BPID[$scen]}" 2>/dev/null || wrc=$?
+    v_status=CRASH; v_detail="$BROKER exited (status $wrc) during the test; its log: $(broker_log "$scen")"
+    keep=1
+  elif { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && ((t_spent >= TIMEOUT)); then
+    v_status=TIMEOUT; v_detail="killed after ${TIMEOUT}s (per-test timeout)"
+  elif [ "$rc" != 0 ] || [ -n "$failed" ]; then
+    v_status=FAIL
+    # The first failure: '### Test "NAME (subtest)" failed at FILE:LINE:FUNC() at DATE: ###' + message
+    v_detail="$(strip_ansi < "$log" | awk '
+      /^### Test ".*" failed at / && !done {
+        where = $0; sub(/^### Test "/, "", where); sub(/ at [A-Z][a-z][a-z] [A-Z][a-z][a-z] .*$/, "", where)
+        sub(/" failed at /, " @ ", where); getline msg; print where ": " msg; done = 1 }')"
+    [ -n "$v_detail" ] || v_detail="test-runner exit status $rc"
+  elif ((passed > 0)); then
+    v_status=PASS; v_detail=""
+  else
+    v_status=SKIP
+    v_detail="$(sed -E 's/^\|\s*([^ ]+)\s+\|\s+[A-Z]+\s+\|\s+[0-9.]+s\s*\|\s*//' <<< "$skipped" | sort -u | paste -sd ';' -)"
+    v_detail="${v_detail//Filtered due to negative test flags/local-only or known-issue test (not run by -L\/-K)}"
+  fi
+  v_detail="$(tr -s '\t\n' '  ' <<< "$v_detail")"
+}
+
+# run_test NUM -> prints one line, records status in RES[NUM]
+declare -A RES DETAIL SECS
+run_test() {
+  local num="$1" start status=SKIP detail="" scen
+  local scens=(default); has_noauto "$num" && scens+=(noautocreate)
+  start=$(date +%s)
+  for scen in "${scens[@]}"; do
+    run_variant "$num" "$scen"
+    case "$v_status" in
+      PASS) [ "$status" = SKIP ] && { status=PASS; detail=""; } ;;
+      SKIP) [ "$status" = SKIP ] && [ -z "$detail" ] && detail="$v_detail" ;;
+      *) if [ "$status" = PASS ] || [ "$status" = SKIP ]; then status="$v_status"; detail="$v_detail"
+         else detail="$detail; $v_detail"; fi ;;
+    esac
+    [ "$scen" != default ] && [ "$v_status" != SKIP ] && detail="${detail:+$detail }[$scen scenario: $v_status]"
+  done
+  RES[$num]=$status; DETAIL[$num]=$detail; SECS[$num]=$(( $(date +%s) - start ))
+  local tag=""; [ "$mode" != allowlist ] && [ "$mode" != smoke ] && is_allowed "$num" && tag=" (allowlisted)"
+  printf '%-4s %-7s %4ss%s %s\n' "$num" "$status" "${SECS[$num]}" "$tag" "${detail:+ $detail}"
+}
+
+if [ "$BROKER" = weir ]; then
+  target="$WEIR_BIN (built $(date -r "$WEIR_BIN" '+%F %T'))"
+else
+  target="Apache Kafka $(grep -o 'kafka_2.13-[0-9.]*' "$ROOT/.cache/kafka/cp.txt" | head -1 | sed 's/kafka_2.13-//;s/\.$//')"
+fi
+echo "librdkafka $(basename "$SRC") tests against $target (TEST_KAFKA_VERSION=$TEST_KAFKA_VERSION," \
+     "timeout ${TIMEOUT}s per test, ${#tests[@]} tests, logs in $RUN/logs)"
+t0=$(date +%s)
+for num in "${tests[@]}"; do run_test "$num"; done
+elapsed=$(( $(date +%s) - t0 ))
+
+# -------------------------------------------------------------------------------------- summary
+count() { local s="$1" n=0 k; for k in "${tests[@]}"; do [ "${RES[$k]}" = "$s" ] && n=$((n + 1)); done; echo $n; }
+echo "summary: $(count PASS) passed, $(count FAIL) failed, $(count TIMEOUT) timed out, $(count CRASH) crashed $BROKER," \
+     "$(count SKIP) skipped, in ${elapsed}s"
+bad=()
+for k in "${tests[@]}"; do
+  case "${RES[$k]}" in PASS|SKIP) ;; *) bad+=("$k") ;; esac
+done
+regress=()
+case "$mode" in
+  allowlist|smoke) regress=("${bad[@]}")
+    for k in "${tests[@]}"; do [ "${RES[$k]}" = SKIP ] && regress+=("$k"); done ;;  # allowlisted = must pass
+  list) regress=("${bad[@]}") ;;
+esac
+if [ "$mode" = all ]; then
+  suffix=""; [ "$BROKER" = kafka ] && suffix="-kafka"
+  out="$CACHE/results-all$suffix.tsv"
+  { echo "# $(date '+%F %T') librdkafka $(basename "$SRC") against $target"
+    printf 'test\tstatus\tseconds\tallowlisted\tdetail\n'
+    for k in "${tests[@]}"; do
+      a=no; is_allowed "$k" && a=yes
+      printf '%s\t%s\t%s\t%s\t%s\n' "$k" "${RES[$k]}" "${SECS[$k]}" "$a" "${DETAIL[$k]}"
+    done; } > "$out"
+  newpass=(); for k in "${tests[@]}"; do [ "${RES[$k]}" = PASS ] && ! is_allowed "$k" && newpass+=("$k"); done
+  lost=(); for k in "${allowed[@]}"; do [ "${RES[$k]:-}" = PASS ] || lost+=("$k"); done
+  rm -rf "$CACHE/results-all$suffix-logs"; cp -r "$RUN/logs" "$CACHE/results-all$suffix-logs"
+  for f in "$RUN"/"$BROKER"-*/"$BROKER".log; do
+    [ -f "$f" ] && cp "$f" "$CACHE/results-all$suffix-logs/broker-$(basename "$(dirname "$f")").log"
+  done
+  echo "results: $out (test logs: $CACHE/results-all$suffix-logs)"
+  if [ "$BROKER" = weir ] && ((${#newpass[@]})); then
+    echo "passing but not allowlisted (add them to $ALLOWLIST): ${newpass[*]}"
+  fi
+  if [ "$BROKER" = weir ] && ((${#lost[@]})); then echo "allowlisted but not passing: ${lost[*]}"; fi
+fi
+if ((${#regress[@]})); then
+  echo "FAILED: ${regress[*]} (logs: $RUN/logs)"
+  exit 1
+fi
+stop_brokers
+((keep)) || rm -rf "$RUN"
+exit 0
