@@ -251,32 +251,35 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
   return out;
 }
 
+asio::awaitable<std::int16_t> GroupHost::make_durable(Broker& broker, const Applied& applied, std::int32_t partition) {
+  if (applied.error != 0) co_return applied.error;
+  if (!applied.needs_sync) co_return 0;
+  std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition}};
+  const std::int16_t err = co_await broker.sync_partitions(parts);
+  co_return err == 0 ? 0 : code(ErrorCode::kCoordinatorNotAvailable);
+}
+
 void GroupHost::deliver(group::Effects effects) {
   for (auto& j : effects.joins) deliver_join(std::move(j));
   for (auto& s : effects.syncs) deliver_sync(std::move(s));
 }
 
 void GroupHost::deliver_join(group::JoinReply reply) {
-  auto it = waiters_.find(reply.handle);
-  if (it == waiters_.end()) return;
-  auto w = std::move(it->second);
-  waiters_.erase(it);
-  auto ex = w->timer.get_executor();
-  asio::post(ex, [w = std::move(w), r = std::move(reply.response)]() mutable {
-    w->join = std::move(r);
-    w->done = true;
-    w->timer.cancel();
-  });
+  answer(reply.handle, [r = std::move(reply.response)](GroupWaiter& w) mutable { w.join = std::move(r); });
 }
 
 void GroupHost::deliver_sync(group::SyncReply reply) {
-  auto it = waiters_.find(reply.handle);
+  answer(reply.handle, [r = std::move(reply.response)](GroupWaiter& w) mutable { w.sync = std::move(r); });
+}
+
+void GroupHost::answer(group::RequestHandle handle, std::function<void(GroupWaiter&)> fill) {
+  auto it = waiters_.find(handle);
   if (it == waiters_.end()) return;
   auto w = std::move(it->second);
   waiters_.erase(it);
   auto ex = w->timer.get_executor();
-  asio::post(ex, [w = std::move(w), r = std::move(reply.response)]() mutable {
-    w->sync = std::move(r);
+  asio::post(ex, [w = std::move(w), fill = std::move(fill)]() mutable {
+    fill(*w);
     w->done = true;
     w->timer.cancel();
   });

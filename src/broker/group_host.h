@@ -80,11 +80,17 @@ class GroupHost {
   // Appends the effects' records, then delivers their JoinGroup / SyncGroup responses (after
   // the records are durable when they must be), then re-arms the timer.
   Applied apply(group::Effects effects);
+  // From any executor, after apply(): waits until the records it appended are durable when they
+  // must be; 0, or the code the response should carry (COORDINATOR_NOT_AVAILABLE on failure).
+  static boost::asio::awaitable<std::int16_t> make_durable(Broker& broker, const Applied& applied,
+                                                           std::int32_t partition);
 
  private:
   void deliver(group::Effects effects);
   void deliver_join(group::JoinReply reply);
   void deliver_sync(group::SyncReply reply);
+  // Hands a held request its answer (fill sets it) on the waiter's executor.
+  void answer(group::RequestHandle handle, std::function<void(GroupWaiter&)> fill);
   void rearm();
   void on_timer();
   void arm_expiry();

@@ -852,13 +852,7 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
     offsets_.erase(id);
     ClassicGroup* g = find_group(id);
     if (g == nullptr || !g->is(GroupState::kEmpty)) continue;
-    Bytes key;
-    p::Writer kw(key);
-    kw.i16(kGroupMetadataKeyVersion);
-    p::GroupMetadataKey k;
-    k.group = id;
-    k.encode(kw, 0);
-    fx.records.push_back(Record{std::move(key), std::nullopt});
+    fx.records.push_back(Record{group_key(id), std::nullopt});
     groups_.erase(id);
   }
   return fx;
@@ -938,13 +932,7 @@ Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGr
       }
       offsets_.erase(it);
     }
-    Bytes key;
-    p::Writer kw(key);
-    kw.i16(kGroupMetadataKeyVersion);
-    p::GroupMetadataKey k;
-    k.group = id;
-    k.encode(kw, 0);
-    out.effects.records.push_back(Record{std::move(key), std::nullopt});
+    out.effects.records.push_back(Record{group_key(id), std::nullopt});
     groups_.erase(id);
   }
   return out;
@@ -1031,13 +1019,19 @@ std::optional<std::int64_t> GroupCoordinator::next_deadline_ms() const {
 
 // ---- Records --------------------------------------------------------------------------------
 
-Record GroupCoordinator::group_metadata_record(const ClassicGroup& g, std::int64_t /*now_ms*/) const {
-  Record rec;
-  p::Writer kw(rec.key);
+Bytes GroupCoordinator::group_key(const std::string& group_id) {
+  Bytes key;
+  p::Writer kw(key);
   kw.i16(kGroupMetadataKeyVersion);
   p::GroupMetadataKey k;
-  k.group = g.group_id();
+  k.group = group_id;
   k.encode(kw, 0);
+  return key;
+}
+
+Record GroupCoordinator::group_metadata_record(const ClassicGroup& g, std::int64_t /*now_ms*/) const {
+  Record rec;
+  rec.key = group_key(g.group_id());
 
   p::GroupMetadataValue v;
   v.protocol_type = g.protocol_type().value_or("");

@@ -232,6 +232,8 @@ class GroupCoordinator {
                                       const std::optional<std::string>& instance_id) const;
   [[nodiscard]] Error validate_commit(ClassicGroup& g, const protocol::OffsetCommitRequest& req) const;
 
+  // The `__consumer_offsets` key of a group's metadata record (and of its tombstone).
+  [[nodiscard]] static Bytes group_key(const std::string& group_id);
   [[nodiscard]] Record group_metadata_record(const ClassicGroup& g, std::int64_t now_ms) const;
   [[nodiscard]] static Record offset_record(const std::string& group, const std::string& topic,
                                             std::int32_t partition, const CommittedOffset* offset);

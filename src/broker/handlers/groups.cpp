@@ -26,15 +26,6 @@ std::string client_host(const RequestContext& ctx) { return "/" + ctx.client.hos
 
 std::string client_id(const RequestContext& ctx) { return ctx.header.client_id.value_or(""); }
 
-// Waits until the records an event appended are durable, when they must be.
-asio::awaitable<std::int16_t> make_durable(Broker& broker, const GroupHost::Applied& applied, std::int32_t partition) {
-  if (applied.error != 0) co_return applied.error;
-  if (!applied.needs_sync) co_return 0;
-  std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition}};
-  const std::int16_t err = co_await broker.sync_partitions(parts);
-  co_return err == 0 ? 0 : code(ErrorCode::kCoordinatorNotAvailable);
-}
-
 }  // namespace
 
 asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinatorHandler::handle(RequestContext& ctx,
@@ -200,7 +191,7 @@ asio::awaitable<HandlerResult<LeaveGroupHandler::Response>> LeaveGroupHandler::h
     o.applied = h->apply(std::move(reply.effects));
     return o;
   });
-  if (const std::int16_t err = co_await make_durable(broker, out.applied, partition); err != 0) {
+  if (const std::int16_t err = co_await GroupHost::make_durable(broker, out.applied, partition); err != 0) {
     out.response.error_code = err;
     for (auto& m : out.response.members) m.error_code = err;
   }
@@ -277,7 +268,7 @@ asio::awaitable<HandlerResult<DeleteGroupsHandler::Response>> DeleteGroupsHandle
       o.applied = h->apply(std::move(reply.effects));
       return o;
     });
-    const std::int16_t err = co_await make_durable(broker, out.applied, partition);
+    const std::int16_t err = co_await GroupHost::make_durable(broker, out.applied, partition);
     for (auto& r : out.response.results) {
       if (err != 0 && r.error_code == 0) r.error_code = err;
       results[r.group_id] = std::move(r);

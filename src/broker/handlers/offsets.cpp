@@ -23,14 +23,6 @@ bool partition_exists(const Catalog& catalog, const std::string& topic, std::int
   return t != nullptr && partition >= 0 && partition < t->partitions;
 }
 
-asio::awaitable<std::int16_t> make_durable(Broker& broker, const GroupHost::Applied& applied, std::int32_t partition) {
-  if (applied.error != 0) co_return applied.error;
-  if (!applied.needs_sync) co_return 0;
-  std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition}};
-  const std::int16_t err = co_await broker.sync_partitions(parts);
-  co_return err == 0 ? 0 : code(ErrorCode::kCoordinatorNotAvailable);
-}
-
 }  // namespace
 
 asio::awaitable<HandlerResult<OffsetCommitHandler::Response>> OffsetCommitHandler::handle(RequestContext& ctx,
@@ -94,7 +86,7 @@ asio::awaitable<HandlerResult<OffsetCommitHandler::Response>> OffsetCommitHandle
       return o;
     });
   }
-  const std::int16_t durable_error = out.served ? co_await make_durable(broker, out.applied, partition)
+  const std::int16_t durable_error = out.served ? co_await GroupHost::make_durable(broker, out.applied, partition)
                                                 : code(ErrorCode::kNotCoordinator);
   std::map<TopicPartitionKey, std::int16_t> decided;
   for (const auto& t : out.response.topics) {
@@ -251,7 +243,7 @@ asio::awaitable<HandlerResult<OffsetDeleteHandler::Response>> OffsetDeleteHandle
     return o;
   });
   if (out.response.error_code == 0) {
-    if (const std::int16_t err = co_await make_durable(broker, out.applied, partition); err != 0) {
+    if (const std::int16_t err = co_await GroupHost::make_durable(broker, out.applied, partition); err != 0) {
       out.response.error_code = err;
     }
   }
