@@ -649,10 +649,24 @@ asio::awaitable<void> Broker::auto_create_topics(const std::vector<std::string>&
     t.replication_factor = -1;
   }
   auto resp = co_await create_topics(req, 7);
+  std::vector<std::string> racing;  // created by a concurrent request that has not published them yet
   for (const auto& t : resp.topics) {
-    if (t.error_code != 0 && t.error_code != code(ErrorCode::kTopicAlreadyExists)) {
+    if (t.error_code == code(ErrorCode::kTopicAlreadyExists)) {
+      racing.push_back(t.name);
+    } else if (t.error_code != 0) {
       spdlog::info("auto-create refused topic={} error_code={}", t.name, t.error_code);
     }
+  }
+  // Pipelined Metadata requests for the same new topic: the loser of the race must not answer
+  // UNKNOWN_TOPIC_OR_PARTITION after the winner answered with partitions, so it waits (bounded)
+  // until the winner's catalog is published.
+  if (racing.empty()) co_return;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    auto cat = catalog();
+    if (std::ranges::all_of(racing, [&](const std::string& n) { return cat->find(n) != nullptr; })) co_return;
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(asio::use_awaitable);
   }
 }
 

@@ -292,3 +292,33 @@ def test_deleted_topic_name_is_reusable_at_once_and_starts_empty(broker, topic_n
         assert marks == (0, 0)
     finally:
         c.close()
+
+
+def test_pipelined_metadata_auto_create_never_goes_backwards(broker, topic_name):
+    """Several Metadata requests for one new topic pipelined on one connection (librdkafka does
+    this at start-up): once a broker has described the topic with partitions, no later answer may
+    call it unknown again (librdkafka would fail the messages it queued for it)."""
+    from harness import wire
+    with wire.Connection(broker.host, broker.port, timeout=30) as conn:
+        cids = [conn.correlation_id() for _ in range(8)]
+        conn.send_raw(b"".join(wire.encode_metadata_v1_request(c, [topic_name]) for c in cids))
+        answers = []
+        for cid in cids:
+            frame = conn.recv_frame()
+            assert int.from_bytes(frame[:4], "big") == cid
+            (t,) = wire.decode_metadata_v1_response(frame[4:]).topics
+            answers.append((t.error_code, len(t.partitions)))
+    # Kafka answers UNKNOWN_TOPIC_OR_PARTITION (3) or LEADER_NOT_AVAILABLE (5) while an
+    # auto-created topic is on its way; weir creates it before answering.
+    assert all(err in (0, 3, 5) for err, _ in answers), answers
+    described = [i for i, (err, _) in enumerate(answers) if err == 0]
+    if described:
+        assert all(answers[i] == (0, 1) for i in range(described[0], len(answers))), answers
+    deadline = time.time() + 30
+    with wire.Connection(broker.host, broker.port) as conn:
+        while True:
+            (t,) = conn.metadata_v1([topic_name]).topics
+            if t.error_code == 0 or time.time() > deadline:
+                break
+            time.sleep(0.2)
+    assert (t.error_code, len(t.partitions)) == (0, 1)
