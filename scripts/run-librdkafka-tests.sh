@@ -94,8 +94,9 @@ if [ "$BROKER" = kafka ] && [ -z "$KAFKA_SHIM" ]; then echo "--kafka needs java,
 # have a variant for it, "noautocreate" (auto.create.topics.enable=false).
 declare -A BPID BPORT BGEN
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-scenario_settings() {
+scenario_settings() {  # settings for both weir and Kafka (Kafka gets TESTING.md's KRaft ones too)
   echo num.partitions=4
+  echo group.initial.rebalance.delay.ms=0  # as for the Kafka oracle: no 3 s wait before a group's first rebalance
   [ "$1" = noautocreate ] && echo auto.create.topics.enable=false
   return 0
 }
@@ -123,7 +124,7 @@ start_broker() {
         inter.broker.listener.name=PLAINTEXT listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT \
         "log.dirs=$dir/data" offsets.topic.replication.factor=1 transaction.state.log.replication.factor=1 \
         transaction.state.log.min.isr=1 share.coordinator.state.topic.replication.factor=1 \
-        share.coordinator.state.topic.min.isr=1 group.initial.rebalance.delay.ms=0 "${settings[@]}"
+        share.coordinator.state.topic.min.isr=1 "${settings[@]}"
     } > "$dir/server.properties"
     local id; id="$(python3 -c 'import base64, uuid
 while True:
