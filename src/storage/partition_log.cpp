@@ -135,7 +135,12 @@ Result<void, Errc> ReadResult::append_to(std::vector<std::uint8_t>& out) const {
 // ---------------------------------------------------------------------------------- open / load
 
 PartitionLog::PartitionLog(FileSystem& fs, fs::path dir, LogConfig config, const Clock& clock)
-    : fs_(fs), dir_(std::move(dir)), config_(config), clock_(clock), epochs_(fs, dir_ / kLeaderEpochCheckpointFile) {}
+    : fs_(fs),
+      dir_(std::move(dir)),
+      config_(config),
+      clock_(clock),
+      epochs_(fs, dir_ / kLeaderEpochCheckpointFile),
+      last_flush_ms_(clock.now_ms()) {}
 
 PartitionLog::~PartitionLog() = default;
 
@@ -205,6 +210,7 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   if (auto ok = epochs_.load(); !ok) return ok;
 
   bool recovered = false;
+  std::size_t scanned = 0;  // segments checked batch by batch
   if (hint.clean_shutdown) {
     auto tail = active().load_tail();
     if (!tail && tail.error() != Errc::kCorruptMessage) return tail;
@@ -212,9 +218,12 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
       log::get("storage")->warn("event=unclean_tail_after_clean_shutdown {}", log::kv("dir", dir_.string()));
       if (auto ok = recover_from(segments_.size() - 1); !ok) return ok;
       recovered = true;
+      scanned = 1;
     }
   } else {
-    if (auto ok = recover_from(segment_index_for(hint.recovery_point)); !ok) return ok;
+    const std::size_t first = segment_index_for(hint.recovery_point);
+    scanned = segments_.size() - first;
+    if (auto ok = recover_from(first); !ok) return ok;
     recovered = true;
   }
   for (auto& segment : segments_) {  // rebuild missing indexes now rather than on first read
@@ -240,9 +249,10 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   recovery_point_ = log_end_offset_;
   high_watermark_ = std::clamp(hint.high_watermark, log_start_offset_, log_end_offset_);
   purge_deleted_files(true);
-  log::get("storage")->info("event=log_loaded {} {} {} {} {}", log::kv("dir", dir_.string()),
+  log::get("storage")->info("event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_.string()),
                             log::kv("segments", segments_.size()), log::kv("log_start_offset", log_start_offset_),
-                            log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered));
+                            log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered),
+                            log::kv("scanned_segments", scanned));
   return {};
 }
 
@@ -893,7 +903,10 @@ void PartitionLog::mark_synced(const SyncToken& token) {
   if (token.log_epoch == truncations_) {
     recovery_point_ = std::max(recovery_point_, std::min(token.end_offset, log_end_offset_));
   }
+  last_flush_ms_ = clock_.now_ms();
 }
+
+std::int64_t PartitionLog::active_segment_base_offset() const noexcept { return active().base_offset(); }
 
 Result<void, Errc> PartitionLog::flush() {
   SyncToken token = prepare_sync();
