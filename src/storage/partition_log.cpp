@@ -60,8 +60,9 @@ struct TimestampRule {
   }
 };
 
-// Checks one producer batch beyond its framing; returns its largest record timestamp (the header's
-// for compressed batches, whose records cannot be read here).
+// Checks one producer batch beyond its framing; returns its largest record timestamp. Records of
+// compressed batches are decompressed and checked as well, as Kafka's LogValidator does (their
+// timestamps, keys on compacted topics), and their largest timestamp replaces the header's.
 Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& batch, const LogConfig& config,
                                                 const TimestampRule& rule) {
   if (batch.magic() == record::kMagicV2 && batch.base_offset() != 0) return unexpected(Errc::kInvalidRecord);
@@ -70,31 +71,24 @@ Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& b
   }
   if (auto ok = batch.validate(record::BatchOrigin::client); !ok) return unexpected(from_record_errc(ok.error()));
   const record::TimestampType type = batch.timestamp_type();
-  if (batch.is_compressed()) {
-    if (!rule.ok(batch.base_timestamp(), type) || !rule.ok(batch.max_timestamp(), type)) {
-      return unexpected(Errc::kInvalidTimestamp);
-    }
-    if (config.cleanup_compact) {
-      bool keyless = false;
-      auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes,
-                                           [&](const record::RecordView& r) { keyless = keyless || !r.key; });
-      if (!walked) return unexpected(walked.error());
-      if (keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
-    }
-    return batch.max_timestamp();
-  }
   std::int64_t max_timestamp = record::kNoTimestamp;
   bool timestamps_ok = true;
   bool keyless = false;
-  auto walked = record::for_each_record(batch, [&](const record::RecordView& r) {
+  auto visit = [&](const record::RecordView& r) {
     const std::int64_t ts = batch.record_timestamp(r);
     timestamps_ok = timestamps_ok && rule.ok(ts, type);
     max_timestamp = std::max(max_timestamp, ts);
     keyless = keyless || !r.key;
-  });
-  if (!walked) return unexpected(from_record_errc(walked.error()));
+  };
+  if (batch.is_compressed()) {
+    if (auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes, visit); !walked) {
+      return unexpected(walked.error());
+    }
+  } else if (auto walked = record::for_each_record(batch, visit); !walked) {
+    return unexpected(from_record_errc(walked.error()));
+  }
   if (!timestamps_ok) return unexpected(Errc::kInvalidTimestamp);
-  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);
+  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
   return max_timestamp;
 }
 
@@ -326,7 +320,7 @@ Result<AppendInfo, Errc> PartitionLog::append_as_leader(std::span<std::byte> bat
     view->set_partition_leader_epoch(leader_epoch);
     if (config_.log_append_time) {
       view->set_max_timestamp(record::TimestampType::log_append_time, now_ms);
-    } else if (!view->is_compressed()) {
+    } else {
       view->set_max_timestamp(record::TimestampType::create_time, record_max_timestamps[i]);
     }
     headers.push_back(BatchHeader::parse(view->bytes(), static_cast<std::int64_t>(position)));
