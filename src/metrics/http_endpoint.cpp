@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -42,8 +43,13 @@ HttpEndpoint::~HttpEndpoint() { stop(); }
 
 std::string HttpEndpoint::start() {
   boost::system::error_code ec;
-  const auto addr = asio::ip::make_address(options_.host, ec);
-  if (ec) return "metrics.listener host must be an IP address: " + options_.host;
+  auto addr = asio::ip::make_address(options_.host, ec);
+  if (ec) {  // a host name
+    asio::ip::tcp::resolver resolver(context_);
+    auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    if (ec || results.empty()) return "cannot resolve metrics.listener host " + options_.host;
+    addr = results.begin()->endpoint().address();
+  }
   const asio::ip::tcp::endpoint ep(addr, options_.port);
   acceptor_ = std::make_unique<asio::ip::tcp::acceptor>(context_);
   acceptor_->open(ep.protocol(), ec);
@@ -79,7 +85,10 @@ asio::awaitable<void> HttpEndpoint::accept_loop() {
     boost::system::error_code ec;
     asio::ip::tcp::socket socket = co_await acceptor_->async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-      if (ec == asio::error::operation_aborted) co_return;
+      if (ec == asio::error::operation_aborted || stopping_) co_return;
+      // e.g. out of file descriptors: back off instead of spinning.
+      asio::steady_timer pause(context_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
     if (stopping_) co_return;

@@ -115,6 +115,17 @@ TEST_F(HttpEndpointTest, ConnectionsBeyondTheLimitAreClosed) {
   EXPECT_EQ(endpoint_->refused_connections(), 1u);
 }
 
+TEST(HttpEndpointStartTest, AHostNameIsResolvedAndAnUnknownOneRefused) {
+  HttpEndpointOptions o;
+  o.host = "localhost";
+  HttpEndpoint ok(o, []() -> asio::awaitable<std::string> { co_return std::string(); });
+  EXPECT_EQ(ok.start(), "");
+  EXPECT_NE(ok.port(), 0);
+  o.host = "no-such-host.invalid";
+  HttpEndpoint bad(o, []() -> asio::awaitable<std::string> { co_return std::string(); });
+  EXPECT_NE(bad.start(), "");
+}
+
 TEST(ParseHostPortTest, AcceptsHostPortAndBracketedV6) {
   std::string host;
   std::uint16_t port = 0;
