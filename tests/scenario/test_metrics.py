@@ -269,12 +269,12 @@ def test_bad_http_requests_get_4xx_and_the_endpoint_keeps_serving(mweir):
 
 
 def test_metrics_listener_is_off_by_default(weir):
-    # A weir-only broker key, reported by DescribeConfigs as weir's other keys are: empty, default.
+    # A weir-only broker key, reported by DescribeConfigs as weir's other keys are: null, default.
     with Kreq(weir) as k:
         r = k.send("DescribeConfigs", 4, {"Resources": [
             {"ResourceType": "BROKER", "ResourceName": str(weir.node_id), "ConfigNames": ["metrics.listener"]}]})
     [res] = r["Resources"]
     assert res["ErrorCode"] == 0
     [entry] = res["Configs"]
-    assert (entry["Name"], entry["Value"], entry["Source"]) == ("metrics.listener", "", "DEFAULT_CONFIG"), entry
+    assert (entry["Name"], entry["Value"], entry["Source"]) == ("metrics.listener", None, "DEFAULT_CONFIG"), entry
     assert "event=metrics_listening" not in weir.log_path.read_text()
