@@ -55,12 +55,15 @@ enum class ErrorCode : std::int16_t {
   kInvalidRecord = 87,
   kThrottlingQuotaExceeded = 89,
   kGroupIdNotFound = 69,
+  kFetchSessionIdNotFound = 70,
+  kInvalidFetchSessionEpoch = 71,
   kFencedLeaderEpoch = 74,
   kUnknownLeaderEpoch = 75,
   kMemberIdRequired = 79,
   kFencedInstanceId = 82,
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
+  kFetchSessionTopicIdError = 106,
   kTransactionAbortable = 120,
 };
 
