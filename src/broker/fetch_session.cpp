@@ -207,9 +207,20 @@ FetchSessionCache::FetchSessionCache(FetchSessionConfig config) : config_(config
 FetchSessionCache::~FetchSessionCache() = default;
 
 FetchSessionCache::Shard* FetchSessionCache::shard_of(std::int32_t session_id) const {
-  if (session_id < 0) return nullptr;
-  const auto n = static_cast<std::size_t>(session_id / id_range_);
-  return n < shards_.size() ? shards_[n].get() : nullptr;
+  // Division truncates toward zero, so small negative ids land in shard 0, as in Kafka.
+  const std::int32_t n = session_id / id_range_;
+  return n >= 0 && n < static_cast<std::int32_t>(shards_.size()) ? shards_[static_cast<std::size_t>(n)].get()
+                                                                 : nullptr;
+}
+
+FetchContext FetchSessionCache::no_shard_context(std::int32_t session_id) {
+  // Kafka fails such a request as a whole (its shard lookup throws): UNKNOWN_SERVER_ERROR, with
+  // the session id echoed.
+  FetchContext ctx;
+  ctx.kind_ = FetchContext::Kind::kSessionError;
+  ctx.error_code_ = code(ErrorCode::kUnknownServerError);
+  ctx.error_session_id_ = session_id;
+  return ctx;
 }
 
 FetchContext FetchSessionCache::new_context(FetchSessionRequest req, const TopicNames& names, std::int64_t now_ms) {
@@ -217,19 +228,15 @@ FetchContext FetchSessionCache::new_context(FetchSessionRequest req, const Topic
   const bool full = req.session_epoch == kInitialFetchSessionEpoch || req.session_epoch == kFinalFetchSessionEpoch;
   if (!full) {
     Shard* shard = shard_of(req.session_id);
-    if (shard == nullptr) {
-      ctx.kind_ = FetchContext::Kind::kSessionError;
-      ctx.error_code_ = code(ErrorCode::kFetchSessionIdNotFound);
-      return ctx;
-    }
+    if (shard == nullptr) return no_shard_context(req.session_id);
     return incremental_context(*shard, req, names, now_ms);
   }
   if (req.session_id != kInvalidFetchSessionId) {
     // A full fetch naming a session closes it.
-    if (Shard* shard = shard_of(req.session_id); shard != nullptr) {
-      std::scoped_lock lock(shard->mu);
-      if (shard->remove(req.session_id)) spdlog::debug("fetch session closed id={}", req.session_id);
-    }
+    Shard* shard = shard_of(req.session_id);
+    if (shard == nullptr) return no_shard_context(req.session_id);
+    std::scoped_lock lock(shard->mu);
+    if (shard->remove(req.session_id)) spdlog::debug("fetch session closed id={}", req.session_id);
   }
   ctx.kind_ = req.session_epoch == kFinalFetchSessionEpoch ? FetchContext::Kind::kSessionless
                                                            : FetchContext::Kind::kFull;
@@ -266,15 +273,15 @@ FetchContext FetchSessionCache::incremental_context(Shard& shard, FetchSessionRe
   std::size_t added = 0;
   std::size_t updated = 0;
   std::size_t removed = 0;
-  for (auto& p : req.partitions) {
+  for (const auto& p : req.partitions) {
     if (Session::Cached* c = session->find(p)) {
       // The ask changes; the name a session resolved stays.
       std::string topic = std::move(c->ask.topic);
-      c->ask = std::move(p);
+      c->ask = p;
       c->ask.topic = std::move(topic);
       ++updated;
     } else {
-      session->add(std::move(p), -1, -1);
+      session->add(p, -1, -1);
       ++added;
     }
   }
@@ -290,8 +297,10 @@ FetchContext FetchSessionCache::incremental_context(Shard& shard, FetchSessionRe
   if (session->order.empty()) {
     spdlog::debug("fetch session closed id={}: no partitions left", session->id);
     shard.remove(session->id);
+    // Forgotten partitions go after listed ones are added: a request may list and forget the
+    // same partition. It is then served without a session.
     ctx.kind_ = FetchContext::Kind::kSessionless;
-    ctx.partitions_.clear();  // every partition the request named was forgotten
+    ctx.partitions_ = std::move(req.partitions);
     return ctx;
   }
   shard.touch(*session, now_ms, config_.eviction_ms);
@@ -317,7 +326,7 @@ FetchSessionAnswer FetchSessionCache::finish(FetchContext& ctx, std::span<const 
                                              std::int64_t now_ms) {
   switch (ctx.kind_) {
     case FetchContext::Kind::kSessionError:
-      return FetchSessionAnswer{ctx.error_code_, kInvalidFetchSessionId, {}};
+      return FetchSessionAnswer{ctx.error_code_, ctx.error_session_id_, {}};
     case FetchContext::Kind::kFull:
       return create_session(ctx, outcomes, now_ms);
     case FetchContext::Kind::kIncremental:

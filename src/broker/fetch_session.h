@@ -94,6 +94,7 @@ class FetchContext {
 
   Kind kind_ = Kind::kSessionless;
   std::int16_t error_code_ = 0;
+  std::int32_t error_session_id_ = kInvalidFetchSessionId;  // kSessionError: the id answered
   std::vector<FetchPartitionSpec> partitions_;
   // kFull: the session to create is privileged / keyed by topic id.
   bool from_follower_ = false;
@@ -158,7 +159,9 @@ class FetchSessionCache {
   struct Shard;
   using Session = FetchContext::Session;
 
+  // Null for an id outside every shard's range.
   Shard* shard_of(std::int32_t session_id) const;
+  static FetchContext no_shard_context(std::int32_t session_id);
   FetchContext incremental_context(Shard& shard, FetchSessionRequest& req, const TopicNames& names,
                                    std::int64_t now_ms);
   FetchSessionAnswer create_session(FetchContext& ctx, std::span<const FetchPartitionOutcome> outcomes,

@@ -48,34 +48,26 @@ struct Unknown {
   std::int16_t error;
 };
 
-PartitionRead read_partition(Partition* p, const Wanted& w, std::int32_t max_bytes, bool min_one) {
+// A failed read tells no offsets (-1), as Kafka's answer does.
+PartitionRead failed_read(std::int16_t error) {
   PartitionRead r;
-  if (p == nullptr) {
-    r.error = code(ErrorCode::kUnknownTopicOrPartition);
-    return r;
-  }
+  r.error = error;
+  return r;
+}
+
+PartitionRead read_partition(Partition* p, const Wanted& w, std::int32_t max_bytes, bool min_one) {
+  if (p == nullptr) return failed_read(code(ErrorCode::kUnknownTopicOrPartition));
+  PartitionRead r;
   r.leader_epoch = p->leader_epoch();
   r.high_watermark = p->high_watermark();
   r.log_start_offset = p->log().log_start_offset();
   if (w.current_leader_epoch >= 0) {
-    if (w.current_leader_epoch > p->leader_epoch()) {
-      r.error = code(ErrorCode::kUnknownLeaderEpoch);
-      return r;
-    }
-    if (w.current_leader_epoch < p->leader_epoch()) {
-      r.error = code(ErrorCode::kFencedLeaderEpoch);
-      return r;
-    }
+    if (w.current_leader_epoch > p->leader_epoch()) return failed_read(code(ErrorCode::kUnknownLeaderEpoch));
+    if (w.current_leader_epoch < p->leader_epoch()) return failed_read(code(ErrorCode::kFencedLeaderEpoch));
   }
   auto read = p->log().read(w.fetch_offset, max_bytes, r.high_watermark, min_one);
-  if (!read) {
-    r.error = code(storage_error_code(read.error()));
-    return r;
-  }
-  if (auto copied = read->append_to(r.records); !copied) {
-    r.error = code(storage_error_code(copied.error()));
-    r.records.clear();
-  }
+  if (!read) return failed_read(code(storage_error_code(read.error())));
+  if (auto copied = read->append_to(r.records); !copied) return failed_read(code(storage_error_code(copied.error())));
   return r;
 }
 
@@ -143,7 +135,7 @@ asio::awaitable<std::vector<PartitionRead>> read_all(Broker& broker, const Fetch
     for (std::size_t i = 0; i < wanted.size(); ++i) {
       const Wanted& w = wanted[i];
       if (w.error != 0) {
-        reads[i].error = w.error;
+        reads[i] = failed_read(w.error);
         any_error = true;
         continue;
       }
@@ -249,15 +241,17 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
     out.high_watermark = o.high_watermark;
     out.last_stable_offset = o.high_watermark;
     out.log_start_offset = o.log_start_offset;
-    // read_committed gets the aborted transactions in range (none until transactions land);
-    // read_uncommitted gets null, as Kafka sends.
-    if (req.isolation_level == 1) {
+    // As Kafka sends them: a partition that was read has its aborted transactions in range under
+    // read_committed (none until transactions land) and null otherwise or after a read error; a
+    // partition of an unknown topic has an empty list.
+    const bool was_read = k < wanted.size();
+    if (!was_read || (req.isolation_level == 1 && o.error_code == 0)) {
       out.aborted_transactions.emplace();
     } else {
       out.aborted_transactions.reset();
     }
     out.records.emplace();
-    if (k < wanted.size()) *out.records = std::move(reads[k].records);
+    if (was_read) *out.records = std::move(reads[k].records);
   }
   co_return resp;
 }

@@ -195,10 +195,25 @@ TEST(FetchSession, WrongEpochIsInvalidFetchSessionEpochAndTheSessionLivesOn) {
 
 TEST(FetchSession, UnknownSessionIdIsFetchSessionIdNotFound) {
   wb::FetchSessionCache cache(wb::FetchSessionConfig{.seed = 1});
-  for (std::int32_t id : {0, 12345, -5, std::numeric_limits<std::int32_t>::max()}) {
+  for (std::int32_t id : {0, 12345, -5}) {
     auto ctx = cache.new_context(request(id, 1), no_names, 0);
     ASSERT_EQ(ctx.kind(), Kind::kSessionError) << id;
     EXPECT_EQ(ctx.error_code(), wb::code(wb::ErrorCode::kFetchSessionIdNotFound));
+  }
+}
+
+TEST(FetchSession, SessionIdsOutsideEveryShardFailTheRequestAsInKafka) {
+  wb::FetchSessionCache cache(wb::FetchSessionConfig{.seed = 1});
+  const std::int32_t range = std::numeric_limits<std::int32_t>::max() / 8;
+  for (std::int32_t id : {8 * range, std::numeric_limits<std::int32_t>::max(), -range,
+                          std::numeric_limits<std::int32_t>::min()}) {
+    for (std::int32_t epoch : {1, 0, -1}) {
+      auto ctx = cache.new_context(request(id, epoch), no_names, 0);
+      ASSERT_EQ(ctx.kind(), Kind::kSessionError) << id;
+      auto answer = cache.finish(ctx, {}, 0);
+      EXPECT_EQ(answer.error_code, wb::code(wb::ErrorCode::kUnknownServerError));
+      EXPECT_EQ(answer.session_id, id);
+    }
   }
 }
 
@@ -242,6 +257,19 @@ TEST(FetchSession, ForgottenPartitionsLeaveAndForgettingAllClosesTheSession) {
   EXPECT_TRUE(empty.partitions().empty());
   EXPECT_FALSE(cache.contains(id));
   EXPECT_EQ(cache.cached_partitions(), 0);
+}
+
+TEST(FetchSession, APartitionListedAndForgottenEmptiesTheSessionAndIsServedWithoutOne) {
+  wb::FetchSessionCache cache(wb::FetchSessionConfig{.seed = 1});
+  const std::int32_t id = create(cache, {part("a", 0), part("a", 1)}, 0);
+  auto req = request(id, 1, {part("a", 1, 5)});
+  req.forgotten = {part("a", 0), part("a", 1)};
+  auto ctx = cache.new_context(std::move(req), no_names, 1);
+  ASSERT_EQ(ctx.kind(), Kind::kSessionless);
+  ASSERT_EQ(ctx.partitions().size(), 1u);
+  EXPECT_EQ(ctx.partitions()[0].fetch_offset, 5);
+  EXPECT_EQ(cache.finish(ctx, outcomes({{0, false}}), 1).session_id, 0);
+  EXPECT_FALSE(cache.contains(id));
 }
 
 TEST(FetchSession, TopicIdUseMustMatchTheSession) {
