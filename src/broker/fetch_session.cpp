@@ -10,14 +10,15 @@
 #include <unordered_map>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
 #include "base/assert.h"
+#include "base/log.h"
 #include "broker/errors.h"
 
 namespace weir::broker {
 
 namespace {
+
+std::shared_ptr<spdlog::logger> logger() { return log::get("fetch"); }
 
 // How a session tells its partitions apart: by topic id when it uses ids (a partition whose
 // topic is not known yet is the same partition once it is), by name otherwise.
@@ -175,7 +176,7 @@ struct FetchSessionCache::Shard {
   bool try_evict(bool privileged, std::int64_t size, std::int64_t now_ms, std::int64_t eviction_ms) {
     if (last_used.empty()) return false;
     if (const auto& [used_ms, id] = *last_used.begin(); now_ms - used_ms > eviction_ms) {
-      spdlog::debug("evicting idle fetch session id={}", id);
+      logger()->debug("event=fetch_session_evicted {} reason=idle", log::kv("id", id));
       return remove(id);
     }
     const auto& candidates = privileged ? evictable_by_privileged : evictable_by_all;
@@ -183,8 +184,8 @@ struct FetchSessionCache::Shard {
     const EvictableKey proposed{privileged, size, 0};
     const EvictableKey& least = *candidates.begin();
     if (proposed < least) return false;
-    spdlog::debug("evicting fetch session id={} partitions={} for a new one of {}", std::get<2>(least),
-                  std::get<1>(least), size);
+    logger()->debug("event=fetch_session_evicted {} {} {}", log::kv("id", std::get<2>(least)),
+                    log::kv("partitions", std::get<1>(least)), log::kv("new_session_partitions", size));
     return remove(std::get<2>(least));
   }
 };
@@ -236,7 +237,7 @@ FetchContext FetchSessionCache::new_context(FetchSessionRequest req, const Topic
     Shard* shard = shard_of(req.session_id);
     if (shard == nullptr) return no_shard_context(req.session_id);
     std::scoped_lock lock(shard->mu);
-    if (shard->remove(req.session_id)) spdlog::debug("fetch session closed id={}", req.session_id);
+    if (shard->remove(req.session_id)) logger()->debug("event=fetch_session_closed {}", log::kv("id", req.session_id));
   }
   ctx.kind_ = req.session_epoch == kFinalFetchSessionEpoch ? FetchContext::Kind::kSessionless
                                                            : FetchContext::Kind::kFull;
@@ -253,20 +254,20 @@ FetchContext FetchSessionCache::incremental_context(Shard& shard, FetchSessionRe
   std::scoped_lock lock(shard.mu);
   auto it = shard.sessions.find(req.session_id);
   if (it == shard.sessions.end()) {
-    spdlog::debug("fetch session error id={}: no such session", req.session_id);
+    logger()->debug("event=fetch_session_error {} error=FETCH_SESSION_ID_NOT_FOUND", log::kv("id", req.session_id));
     ctx.error_code_ = code(ErrorCode::kFetchSessionIdNotFound);
     return ctx;
   }
   std::shared_ptr<Session> session = it->second;
   if (session->epoch != req.session_epoch) {
-    spdlog::debug("fetch session error id={}: expected epoch {}, got {}", session->id, session->epoch,
-                  req.session_epoch);
+    logger()->debug("event=fetch_session_error {} error=INVALID_FETCH_SESSION_EPOCH {} {}", log::kv("id", session->id),
+                    log::kv("expected_epoch", session->epoch), log::kv("epoch", req.session_epoch));
     ctx.error_code_ = code(ErrorCode::kInvalidFetchSessionEpoch);
     return ctx;
   }
   if (session->uses_topic_ids != (req.version >= 13)) {
-    spdlog::debug("fetch session error id={}: topic ids {} the session, Fetch v{}", session->id,
-                  session->uses_topic_ids ? "in" : "not in", req.version);
+    logger()->debug("event=fetch_session_error {} error=FETCH_SESSION_TOPIC_ID_ERROR {} {}", log::kv("id", session->id),
+                    log::kv("session_topic_ids", session->uses_topic_ids), log::kv("version", req.version));
     ctx.error_code_ = code(ErrorCode::kFetchSessionTopicIdError);
     return ctx;
   }
@@ -288,14 +289,14 @@ FetchContext FetchSessionCache::incremental_context(Shard& shard, FetchSessionRe
   for (const auto& p : req.forgotten) removed += session->remove(p) ? 1 : 0;
 
   if (shard.num_partitions - std::max<std::int64_t>(0, session->cached_size) + session->size() > shard.max_partitions) {
-    spdlog::warn("fetch session id={} dropped: {} partitions would pass the cache's limit", session->id,
-                 session->size());
+    logger()->warn("event=fetch_session_dropped {} {} reason=cached_partition_limit", log::kv("id", session->id),
+                   log::kv("partitions", session->size()));
     shard.remove(session->id);
     ctx.error_code_ = code(ErrorCode::kFetchSessionIdNotFound);
     return ctx;
   }
   if (session->order.empty()) {
-    spdlog::debug("fetch session closed id={}: no partitions left", session->id);
+    logger()->debug("event=fetch_session_closed {} reason=no_partitions_left", log::kv("id", session->id));
     shard.remove(session->id);
     // Forgotten partitions go after listed ones are added: a request may list and forget the
     // same partition. It is then served without a session.
@@ -306,8 +307,9 @@ FetchContext FetchSessionCache::incremental_context(Shard& shard, FetchSessionRe
   shard.touch(*session, now_ms, config_.eviction_ms);
   session->epoch = next_fetch_session_epoch(session->epoch);
   incremental_fetches_.fetch_add(1, std::memory_order_relaxed);
-  spdlog::debug("incremental fetch session id={} epoch={} added={} updated={} removed={} partitions={}", session->id,
-                session->epoch, added, updated, removed, session->size());
+  logger()->debug("event=incremental_fetch {} {} {} {} {} {}", log::kv("id", session->id),
+                  log::kv("epoch", session->epoch), log::kv("added", added), log::kv("updated", updated),
+                  log::kv("removed", removed), log::kv("partitions", session->size()));
 
   ctx.kind_ = FetchContext::Kind::kIncremental;
   ctx.partitions_.reserve(session->order.size());
@@ -347,12 +349,13 @@ FetchSessionAnswer FetchSessionCache::create_session(FetchContext& ctx, std::spa
   const auto size = static_cast<std::int64_t>(outcomes.size());
   std::scoped_lock lock(shard.mu);
   if (shard.num_partitions + size > shard.max_partitions) {
-    spdlog::debug("no fetch session created: {} partitions would pass the cache's limit", size);
+    logger()->debug("event=fetch_session_not_created {} reason=cached_partition_limit", log::kv("partitions", size));
     return answer;
   }
   if (static_cast<std::int64_t>(shard.sessions.size()) >= shard.max_entries) {
     if (!shard.try_evict(ctx.from_follower_, size, now_ms, config_.eviction_ms)) {
-      spdlog::debug("no fetch session created for privileged={} partitions={}: cache full", ctx.from_follower_, size);
+      logger()->debug("event=fetch_session_not_created {} {} reason=cache_full",
+                      log::kv("privileged", ctx.from_follower_), log::kv("partitions", size));
       return answer;
     }
     evictions_.fetch_add(1, std::memory_order_relaxed);
@@ -370,8 +373,9 @@ FetchSessionAnswer FetchSessionCache::create_session(FetchContext& ctx, std::spa
   }
   shard.sessions.emplace(session->id, session);
   shard.touch(*session, now_ms, config_.eviction_ms);
-  spdlog::debug("fetch session created id={} partitions={} privileged={} topic_ids={}", session->id, session->size(),
-                session->privileged, session->uses_topic_ids);
+  logger()->debug("event=fetch_session_created {} {} {} {}", log::kv("id", session->id),
+                  log::kv("partitions", session->size()), log::kv("privileged", session->privileged),
+                  log::kv("topic_ids", session->uses_topic_ids));
   answer.session_id = session->id;
   return answer;
 }
@@ -386,8 +390,9 @@ FetchSessionAnswer FetchSessionCache::answer_incremental(FetchContext& ctx,
   answer.session_id = session.id;
   // Another fetch on this session got in between (a retried request): its answer counts.
   if (session.epoch != next_fetch_session_epoch(ctx.request_epoch_)) {
-    spdlog::info("incremental fetch session id={} expected epoch {}, but is at {}: possible duplicate request",
-                 session.id, next_fetch_session_epoch(ctx.request_epoch_), session.epoch);
+    logger()->info("event=fetch_session_epoch_moved {} {} {} reason=possible_duplicate_request",
+                   log::kv("id", session.id), log::kv("expected_epoch", next_fetch_session_epoch(ctx.request_epoch_)),
+                   log::kv("epoch", session.epoch));
     answer.error_code = code(ErrorCode::kInvalidFetchSessionEpoch);
     return answer;
   }
