@@ -62,6 +62,11 @@ class Script:
         self.ids[name] = as_uuid(created["TopicID"])
         self.wait_readable(name, partitions)
 
+    def start_session(self, name: str, partitions: int) -> int:
+        """Creates the topic and a session over its partitions (a full fetch at epoch 0)."""
+        self.create(name, partitions)
+        return self.fetch(0, 0, [self.topic(name, range(partitions))])["SessionID"]
+
     def wait_readable(self, name: str, partitions: int, timeout: float = 30.0) -> None:
         """Until a sessionless fetch reads every partition without error (Kafka answers
         NOT_LEADER_OR_FOLLOWER for a moment after creating a topic)."""
@@ -82,11 +87,7 @@ class Script:
                                for p, o in offsets.items()]}
 
     def produce(self, name: str, partition: int, value: bytes = b"v") -> None:
-        resp = self.k.send("Produce", 9, {"Acks": -1, "TimeoutMillis": 15000, "Topics": [{
-            "Topic": name, "Partitions": [{"Partition": partition, "Records": record_batch(value)}]}]})
-        [t] = resp["Topics"]
-        [p] = t["Partitions"]
-        assert p["ErrorCode"] == 0, resp
+        produce(self.k, name, partition, value)
 
     def fetch(self, session_id: int, epoch: int, topics=(), forgotten=(), max_wait_ms: int = 0,
               version: int | None = None) -> dict:
@@ -122,6 +123,14 @@ class Script:
         if sid == 0 or not 0 < sid < (1 << 31) - 8:
             return sid
         return self._session_labels.setdefault(sid, f"S{len(self._session_labels) + 1}")
+
+
+def produce(k: Kreq, name: str, partition: int, value: bytes) -> None:
+    resp = k.send("Produce", 9, {"Acks": -1, "TimeoutMillis": 15000, "Topics": [{
+        "Topic": name, "Partitions": [{"Partition": partition, "Records": record_batch(value)}]}]})
+    [t] = resp["Topics"]
+    [p] = t["Partitions"]
+    assert p["ErrorCode"] == 0, resp
 
 
 def record_batch(value: bytes) -> bytes:
@@ -205,9 +214,7 @@ def forgotten_partitions(broker, name: str, version: int) -> Script:
 def session_errors(broker, name: str, version: int) -> Script:
     with Kreq(broker) as k:
         s = Script(broker, k, version)
-        s.create(name, 1)
-        full = s.fetch(0, 0, [s.topic(name, [0])])
-        sid = full["SessionID"]
+        sid = s.start_session(name, 1)
         s.fetch(sid, 5)                      # wrong epoch
         s.fetch(sid, -2)                     # wrong epoch
         s.fetch(sid + 1 if sid % 2 == 0 else sid - 1, 1)  # no such session
@@ -226,17 +233,13 @@ def session_errors(broker, name: str, version: int) -> Script:
 def long_poll(broker, name: str, version: int) -> Script:
     with Kreq(broker) as k:
         s = Script(broker, k, version)
-        s.create(name, 2)
-        full = s.fetch(0, 0, [s.topic(name, range(2))])
-        sid = full["SessionID"]
+        sid = s.start_session(name, 2)
         s.fetch(sid, 1, max_wait_ms=300)  # nothing arrives: an empty answer after the wait
 
         def produce_later():
             time.sleep(0.5)
             with Kreq(broker) as other:
-                resp = other.send("Produce", 9, {"Acks": -1, "TimeoutMillis": 15000, "Topics": [{
-                    "Topic": name, "Partitions": [{"Partition": 1, "Records": record_batch(b"late")}]}]})
-                assert resp["Topics"][0]["Partitions"][0]["ErrorCode"] == 0
+                produce(other, name, 1, b"late")
 
         producer = threading.Thread(target=produce_later)
         producer.start()
@@ -248,9 +251,7 @@ def long_poll(broker, name: str, version: int) -> Script:
 def deleted_and_recreated(broker, name: str, version: int) -> Script:
     with Kreq(broker) as k:
         s = Script(broker, k, version)
-        s.create(name, 2)
-        full = s.fetch(0, 0, [s.topic(name, range(2))])
-        sid = full["SessionID"]
+        sid = s.start_session(name, 2)
         deleted = k.send("DeleteTopics", 6, {"Topics": [{"Topic": name}], "TimeoutMillis": 15000})
         assert deleted["Topics"][0]["ErrorCode"] == 0
         wait_gone(k, name)
