@@ -177,6 +177,10 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
       std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.start.offset.checkpoint.interval.ms")));
   producer_id_expiration_check_interval_ms_ =
       std::max<std::int64_t>(1, std::stoll(config_.get("producer.id.expiration.check.interval.ms")));
+  fetch_sessions_ = std::make_unique<FetchSessionCache>(FetchSessionConfig{
+      .cache_slots = config_.fetch_session_cache_slots,
+      .max_cached_partitions = config_.fetch_session_cache_max_partitions,
+  });
 }
 
 Broker::~Broker() = default;

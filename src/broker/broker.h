@@ -32,6 +32,7 @@
 #include "broker/catalog.h"
 #include "broker/config.h"
 #include "broker/errors.h"
+#include "broker/fetch_session.h"
 #include "broker/group_host.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
@@ -78,6 +79,10 @@ class Broker final : public net::RequestSink {
   [[nodiscard]] const Config& config() const { return config_; }
   [[nodiscard]] const NodeInfo& node() const { return node_; }
   [[nodiscard]] ShardSet& shards() { return *shards_; }
+  // Incremental fetch sessions (KIP-227) of every connection; thread-safe.
+  [[nodiscard]] FetchSessionCache& fetch_sessions() { return *fetch_sessions_; }
+  // Monotonic milliseconds (the broker's clock).
+  [[nodiscard]] std::int64_t now_ms() const { return clock_.now_ms(); }
 
   // Topics, as every shard sees them.
   [[nodiscard]] std::shared_ptr<const Catalog> catalog() const { return catalog_.load(); }
@@ -181,6 +186,7 @@ class Broker final : public net::RequestSink {
   metadata::TopicDefaults topic_defaults_;
   const Clock& clock_;
   std::unique_ptr<ShardSet> shards_;
+  std::unique_ptr<FetchSessionCache> fetch_sessions_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<storage::Flusher> flusher_;
   std::unique_ptr<metadata::Controller> controller_;

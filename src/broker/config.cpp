@@ -91,6 +91,10 @@ const std::vector<ConfigKey>& known_config_keys() {
       {"flush.on.acks.all", "true", "boolean", "weir: fdatasync before acknowledging acks=all."},
       {"metrics.listener", "", "string",
        "weir: host:port of the Prometheus endpoint (GET /metrics); empty = no endpoint."},
+      {"max.incremental.fetch.session.cache.slots", "1000", "int",
+       "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},
+      {"weir.fetch.session.cache.max.partitions", "1000000", "long",
+       "weir: partitions all incremental fetch sessions may remember together."},
   };
   return keys;
 }
@@ -211,6 +215,17 @@ std::expected<void, std::string> Config::finalize() {
   if (!inflight) return std::unexpected(inflight.error());
   if (*inflight <= 0) return std::unexpected("max.inflight.requests.per.connection must be positive");
   max_inflight_requests_per_connection = *inflight;
+
+  auto slots = parse_int<std::int32_t>("max.incremental.fetch.session.cache.slots",
+                                       get("max.incremental.fetch.session.cache.slots"));
+  if (!slots) return std::unexpected(slots.error());
+  if (*slots < 0) return std::unexpected("max.incremental.fetch.session.cache.slots must be at least 0");
+  fetch_session_cache_slots = *slots;
+  auto cached = parse_int<std::int64_t>("weir.fetch.session.cache.max.partitions",
+                                        get("weir.fetch.session.cache.max.partitions"));
+  if (!cached) return std::unexpected(cached.error());
+  if (*cached < 0) return std::unexpected("weir.fetch.session.cache.max.partitions must be at least 0");
+  fetch_session_cache_max_partitions = *cached;
 
   auto threads = parse_int<std::int32_t>("weir.cores", get("weir.cores"));
   if (!threads) return std::unexpected(threads.error());

@@ -56,6 +56,8 @@ enum class ErrorCode : std::int16_t {
   kInvalidRecord = 87,
   kThrottlingQuotaExceeded = 89,
   kGroupIdNotFound = 69,
+  kFetchSessionIdNotFound = 70,
+  kInvalidFetchSessionEpoch = 71,
   kFencedLeaderEpoch = 74,
   kUnknownLeaderEpoch = 75,
   kMemberIdRequired = 79,
@@ -63,6 +65,7 @@ enum class ErrorCode : std::int16_t {
   kFencedInstanceId = 82,
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
+  kFetchSessionTopicIdError = 106,
   kTransactionAbortable = 120,
 };
 

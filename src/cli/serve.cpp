@@ -17,8 +17,9 @@ namespace weir::cli {
 
 int serve(const ServeOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  spdlog::set_level(spdlog::level::from_str(options.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  // Every logger, the component loggers of log::get() included, at the chosen level.
+  const bool level_known = log::init(options.log_level);
+  if (!level_known) spdlog::warn("unknown log level {} (using info)", options.log_level);
 
   broker::Config config;
   if (!options.config_file.empty()) {
