@@ -326,6 +326,16 @@ boost::asio::awaitable<std::string> render_metrics(Broker& broker, const net::Se
   render_connections(x, server, shards);
   render_partitions(x, parts);
   render_groups(x, groups, parts);
+  // Fetch sessions (KIP-227): the broker-wide cache is thread-safe, read here directly.
+  const FetchSessionCache& sessions = broker.fetch_sessions();
+  x.family("weir_fetch_sessions", Type::kGauge, "Incremental fetch sessions cached.");
+  x.sample("weir_fetch_sessions", {}, static_cast<std::uint64_t>(sessions.size()));
+  x.family("weir_fetch_session_partitions", Type::kGauge, "Partitions remembered by all fetch sessions.");
+  x.sample("weir_fetch_session_partitions", {}, sessions.cached_partitions());
+  x.family("weir_fetch_session_evictions_total", Type::kCounter, "Fetch sessions evicted to make room.");
+  x.sample("weir_fetch_session_evictions_total", {}, sessions.evictions());
+  x.family("weir_incremental_fetches_total", Type::kCounter, "Fetches served on an incremental session.");
+  x.sample("weir_incremental_fetches_total", {}, sessions.incremental_fetches());
   co_return x.take();
 }
 

@@ -15,7 +15,9 @@
 //   weir_partition_{bytes_in,messages_in,bytes_out}_total{topic,partition},
 //   weir_group_state{group,state}, weir_group_{members,generation,last_rebalance_seconds}{group},
 //   weir_group_rebalances_total{group}, weir_group_committed_offset{group,topic,partition},
-//   weir_group_lag{group,topic,partition}.
+//   weir_group_lag{group,topic,partition},
+//   weir_fetch_sessions, weir_fetch_session_partitions, weir_fetch_session_evictions_total,
+//   weir_incremental_fetches_total.
 #pragma once
 
 #include <string>

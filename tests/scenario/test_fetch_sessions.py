@@ -8,6 +8,7 @@ transcript with Kafka's field by field."""
 from __future__ import annotations
 
 import base64
+import http.client
 import re
 import struct
 import threading
@@ -17,6 +18,7 @@ import pytest
 
 from harness import run_tool
 from harness.kreq import Kreq, as_uuid
+from harness.ports import free_port
 from test_kreq import create_topic, wait_for_leaders
 
 FETCH_SESSION_ID_NOT_FOUND = 70
@@ -424,9 +426,12 @@ def produce_keyed(broker, topic: str, n: int) -> list[str]:
 
 @pytest.mark.timeout(300)
 def test_java_consumer_reads_every_record_once_through_incremental_fetches(broker, weir_factory, topic_name):
+    metrics_port = None
     if broker.kind == "weir":
         broker.stop()
-        broker = weir_factory(extra_args=["--log-level", "debug"])
+        metrics_port = free_port()
+        broker = weir_factory(extra_args=["--log-level", "debug"],
+                              settings={"metrics.listener": f"127.0.0.1:{metrics_port}"})
     n = 3000
     with Kreq(broker) as k:
         create_topic(k, topic_name, 6)
@@ -449,3 +454,11 @@ def test_java_consumer_reads_every_record_once_through_incremental_fetches(broke
         assert created, "no fetch session was created"
         incremental = re.findall(rf"event=incremental_fetch id=(?:{'|'.join(created)}) ", log)
         assert len(incremental) >= 3, f"{len(incremental)} incremental fetches"
+        # The same count on the metrics endpoint (other fetches may have been incremental too).
+        conn = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=10)
+        conn.request("GET", "/metrics")
+        body = conn.getresponse().read().decode()
+        conn.close()
+        counted = re.search(r"^weir_incremental_fetches_total (\d+)$", body, re.M)
+        assert counted and int(counted.group(1)) >= len(incremental), body[-2000:]
+        assert re.search(r"^weir_fetch_sessions \d+$", body, re.M), "no session gauge"
