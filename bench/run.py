@@ -80,6 +80,9 @@ METRIC_KEYS = produce_keys() + [
     "consume_rdkafka_group_p16_mbps", "consume_rdkafka_group_p16_rps",
     "group_assign_1_ms", "group_assign_10_ms", "group_assign_50_ms",
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
+    "latency_rdkafka_p50_ms", "latency_rdkafka_p99_ms", "latency_rdkafka_p999_ms",
+    "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
+    "restart_clean_s", "restart_kill9_s", "restart_data_gib",
     "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
 LIMIT_KEYS = ["disk_seq_write_1m_mbps", "disk_fdatasync_16k_mbps", "disk_fdatasync_16k_iops",
@@ -217,38 +220,30 @@ def perf_test(bootstrap: str, topic: str, records: int, acks: str, throughput: i
             "p99_ms": float(m[7]), "p999_ms": float(m[8])}
 
 
+DRIVER_SRC = ROOT / "bench" / "rdkafka_bench.cpp"
+DRIVER = ROOT / "build" / "bench" / "rdkafka_bench"
+
+
+def build_driver() -> Path:
+    """bench/rdkafka_bench.cpp over Debian's librdkafka-dev (installed by make test-deps)."""
+    if not DRIVER.exists() or DRIVER.stat().st_mtime < DRIVER_SRC.stat().st_mtime:
+        DRIVER.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["g++", "-O2", "-std=c++20", "-Wall", "-Wextra", "-Werror", str(DRIVER_SRC),
+                        "-lrdkafka", "-lpthread", "-o", str(DRIVER)], check=True)
+    return DRIVER
+
+
+def driver(mode: str, bootstrap: str, topic: str, *args, timeout: float = 900) -> dict:
+    argv = [str(DRIVER), mode, "-b", bootstrap, "-t", topic, *map(str, args)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"rdkafka_bench {mode} failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def rdkafka_produce(bootstrap: str, topic: str, records: int, acks: str) -> dict:
-    """librdkafka (via confluent-kafka) producer: same settings as the perf test."""
-    errors = []
-    delivered = [0]
-
-    def on_delivery(err, msg):
-        if err is not None:
-            errors.append(err)
-        else:
-            delivered[0] += 1
-
-    p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": LINGER_MS,
-                  "queue.buffering.max.messages": 1_000_000,
-                  "queue.buffering.max.kbytes": 1_048_576})
-    payload = os.urandom(RECORD_SIZE)
-    p.list_topics(topic, timeout=30)  # connect and learn leaders before the clock starts
-    t0 = time.perf_counter()
-    for i in range(records):
-        while True:
-            try:
-                p.produce(topic, payload, on_delivery=on_delivery)
-                break
-            except BufferError:
-                p.poll(0.01)
-        if i % 1000 == 0:
-            p.poll(0)
-    remaining = p.flush(300)
-    dt = time.perf_counter() - t0
-    if remaining or errors or delivered[0] != records:
-        raise RuntimeError(f"rdkafka produce: {delivered[0]}/{records} delivered, "
-                           f"{remaining} left, errors {errors[:3]}")
-    return {"records": records, "rps": records / dt, "mbps": records * RECORD_SIZE / dt / MB}
+    """librdkafka producer (bench/rdkafka_bench.cpp): same settings as the perf test."""
+    return driver("produce", bootstrap, topic, "-n", records, "-s", RECORD_SIZE, "-a", acks, "-l", LINGER_MS)
 
 
 CONSUMER_PERF_RE = re.compile(r"^[^,]+, [^,]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+),", re.M)
@@ -331,6 +326,24 @@ def rdkafka_consume(bootstrap: str, topic: str, partitions: int, expect: int, gr
     return {"records": count, "rps": count / dt, "mbps": nbytes / dt / MB}
 
 
+def restart_times(b, cfg) -> dict:
+    """Fill a topic with cfg.restart_bytes, then: clean stop and start, and kill -9 and start;
+    each time the seconds from process start to the first acknowledged produce."""
+    create_topic(b.bootstrap, "restart", 8)
+    n = max(1, cfg.restart_bytes // RECORD_SIZE)
+    driver("produce", b.bootstrap, "restart", "-n", n, "-s", RECORD_SIZE, "-a", "1", "-l", LINGER_MS,
+           timeout=3600)
+    out = {"restart_data_gib": n * RECORD_SIZE / 1024 ** 3}
+    b.stop(check=False)
+    b.start()
+    out["restart_clean_s"] = first_produce(b, "restart")
+    driver("produce", b.bootstrap, "restart", "-n", min(n, 100_000), "-s", RECORD_SIZE, "-a", "1", "-l", LINGER_MS)
+    b.kill()
+    b.start()
+    out["restart_kill9_s"] = first_produce(b, "restart")
+    return out
+
+
 def first_produce(broker, topic: str) -> float:
     """Seconds from process start until one record has been acknowledged (acks=all)."""
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0,
@@ -361,7 +374,7 @@ def run_phase(kind: str, phases: tuple[str, ...], workdir: Path, cfg: argparse.N
     acks=all) and the others with --dev; Kafka runs every phase on one instance with default
     settings, the durable phase on topics created with flush.messages=1.
     """
-    durable = phases == ("durable",)
+    durable = phases in (("durable",), ("restart",))  # restart: weir's defaults, as users run it
     b = make_broker(kind, durable and kind == "weir", workdir)
     log(f"{kind}/{'+'.join(phases)}: starting")
     if isinstance(b, KafkaBroker):
@@ -413,7 +426,7 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
             r[f"produce_rdkafka_p{p}_acks{a}_mbps"] = res["mbps"]
             r[f"produce_rdkafka_p{p}_acks{a}_rps"] = res["rps"]
             log(f"{kind}/{phase}: rdkafka p{p} acks={a}: {res['mbps']:.1f} MiB/s")
-        res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records)
+        res = driver("consume", b.bootstrap, "perf-p16-acks1", "-p", 16, "-n", cfg.records)
         r["consume_rdkafka_p16_mbps"] = res["mbps"]
         r["consume_rdkafka_p16_rps"] = res["rps"]
         log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
@@ -448,6 +461,20 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
                  latency_p999_ms=res["p999_ms"], latency_rate_rps=latency_rate)
         log(f"{kind}/{phase}: {latency_rate} rec/s: p50 {res['p50_ms']} p99 {res['p99_ms']} "
             f"p99.9 {res['p999_ms']} ms")
+        # The same rate with the librdkafka driver: produce latency and end to end (send to consume).
+        create_topic(b.bootstrap, "latency-e2e", 1)
+        res = driver("latency", b.bootstrap, "latency-e2e", "-r", latency_rate, "-d", cfg.latency_seconds,
+                     "-s", RECORD_SIZE, "-a", "all", "-l", LINGER_MS)
+        r.update(latency_rdkafka_p50_ms=res["produce_p50_ms"], latency_rdkafka_p99_ms=res["produce_p99_ms"],
+                 latency_rdkafka_p999_ms=res["produce_p999_ms"], e2e_latency_p50_ms=res["e2e_p50_ms"],
+                 e2e_latency_p99_ms=res["e2e_p99_ms"], e2e_latency_p999_ms=res["e2e_p999_ms"])
+        log(f"{kind}/{phase}: librdkafka at {latency_rate} rec/s: produce p99 {res['produce_p99_ms']:.1f} ms, "
+            f"end to end p50 {res['e2e_p50_ms']:.1f} p99 {res['e2e_p99_ms']:.1f} p99.9 {res['e2e_p999_ms']:.1f} ms")
+    elif phase == "restart":
+        res = restart_times(b, cfg)
+        r.update(res)
+        log(f"{kind}/{phase}: {res['restart_data_gib']:.2f} GiB: first produce {res['restart_clean_s']:.2f} s "
+            f"after a clean stop, {res['restart_kill9_s']:.2f} s after kill -9")
 
 
 # ------------------------------------------------------------------------------------ report
@@ -484,12 +511,13 @@ LABELS = [
     ("produce_perf_p16_acks1_mbps", "produce, perf-test, 16 partitions, acks=1", "MiB/s", True),
     ("produce_perf_p16_acks1_rps", "produce, perf-test, 16 partitions, acks=1", "rec/s", True),
     ("produce_perf_p16_acksall_mbps", "produce, perf-test, 16 partitions, acks=all", "MiB/s", True),
-    ("produce_rdkafka_p1_acks1_mbps", "produce, librdkafka (Python driver), 1 partition, acks=1", "MiB/s", True),
-    ("produce_rdkafka_p1_acksall_mbps", "produce, librdkafka (Python driver), 1 partition, acks=all", "MiB/s", True),
-    ("produce_rdkafka_p16_acks1_mbps", "produce, librdkafka (Python driver), 16 partitions, acks=1", "MiB/s", True),
-    ("produce_rdkafka_p16_acksall_mbps", "produce, librdkafka (Python driver), 16 partitions, acks=all", "MiB/s", True),
-    ("consume_rdkafka_p16_mbps", "consume, librdkafka (Python driver, assign), 16 partitions", "MiB/s", True),
-    ("consume_rdkafka_p16_rps", "consume, librdkafka (Python driver, assign), 16 partitions", "rec/s", True),
+    ("produce_rdkafka_p1_acks1_mbps", "produce, librdkafka (C driver), 1 partition, acks=1", "MiB/s", True),
+    ("produce_rdkafka_p1_acksall_mbps", "produce, librdkafka (C driver), 1 partition, acks=all", "MiB/s", True),
+    ("produce_rdkafka_p16_acks1_mbps", "produce, librdkafka (C driver), 16 partitions, acks=1", "MiB/s", True),
+    ("produce_rdkafka_p16_acks1_rps", "produce, librdkafka (C driver), 16 partitions, acks=1", "rec/s", True),
+    ("produce_rdkafka_p16_acksall_mbps", "produce, librdkafka (C driver), 16 partitions, acks=all", "MiB/s", True),
+    ("consume_rdkafka_p16_mbps", "consume, librdkafka (C driver, assign), 16 partitions", "MiB/s", True),
+    ("consume_rdkafka_p16_rps", "consume, librdkafka (C driver, assign), 16 partitions", "rec/s", True),
     ("consume_perf_p16_mbps", "consume, kafka-consumer-perf-test (group), 16 partitions", "MiB/s", True),
     ("consume_perf_p16_rps", "consume, kafka-consumer-perf-test (group), 16 partitions", "rec/s", True),
     ("consume_rdkafka_group_p16_mbps", "consume, librdkafka (Python driver, subscribe), 16 partitions", "MiB/s", True),
@@ -501,16 +529,26 @@ LABELS = [
     ("latency_p50_ms", "produce latency p50 (perf-test, acks=all, 1 partition, fixed rate)", "ms", False),
     ("latency_p99_ms", "produce latency p99", "ms", False),
     ("latency_p999_ms", "produce latency p99.9", "ms", False),
+    ("latency_rdkafka_p50_ms", "produce latency p50 (librdkafka C driver, same rate)", "ms", False),
+    ("latency_rdkafka_p99_ms", "produce latency p99 (librdkafka C driver)", "ms", False),
+    ("latency_rdkafka_p999_ms", "produce latency p99.9 (librdkafka C driver)", "ms", False),
+    ("e2e_latency_p50_ms", "end-to-end latency p50 (send to consume, librdkafka, same rate)", "ms", False),
+    ("e2e_latency_p99_ms", "end-to-end latency p99", "ms", False),
+    ("e2e_latency_p999_ms", "end-to-end latency p99.9", "ms", False),
     ("cpu_s_per_gb", "broker CPU per GB ingested (perf-test produce runs)", "CPU s/GB", False),
     ("rss_idle_mib", "RSS idle (1 s after first produce)", "MiB", False),
     ("rss_peak_mib", "peak RSS under load (VmHWM)", "MiB", False),
     ("startup_to_first_produce_s", "process start to first acknowledged produce", "s", False),
+    ("restart_data_gib", "data in the log dir for the restart runs", "GiB", True),
+    ("restart_clean_s", "restart after a clean stop: start to first acknowledged produce", "s", False),
+    ("restart_kill9_s", "restart after kill -9: start to first acknowledged produce", "s", False),
 ]
 
 GOALS = [  # (key, op, target ratio weir/kafka, text)
     ("produce_perf_p16_acks1_mbps", ">=", 1.5, "produce throughput >= 1.5x"),
     ("consume_rdkafka_p16_mbps", ">=", 1.5, "consume throughput >= 1.5x"),
-    ("latency_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3"),
+    ("latency_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3 (perf-test)"),
+    ("latency_rdkafka_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3 (librdkafka)"),
     ("cpu_s_per_gb", "<=", 0.5, "broker CPU per GB <= 1/2"),
     ("rss_peak_mib", "<=", 0.2, "peak RSS <= 1/5"),
     ("startup_to_first_produce_s", "<=", 0.1, "start-up to first produce <= 1/10"),
@@ -581,8 +619,8 @@ def markdown(s: dict) -> str:
             "- weir: no-fsync phases `--dev`; durable phase defaults (fdatasync before answering acks=all).",
             "- Kafka: " + st["kafka_base"] + "; broker otherwise default; durable phase on topics "
             "created with `flush.messages=1` (same broker instance, after the no-fsync phase).",
-            "", "The librdkafka numbers come from a small Python driver over confluent-kafka "
-            "(bundled librdkafka), not a C/C++ driver: the driver itself can be the bottleneck.",
+            "", "The librdkafka numbers come from bench/rdkafka_bench.cpp over Debian's librdkafka "
+            "(C API); the group consume row uses confluent-kafka (Python).",
             "Group timings use group.initial.rebalance.delay.ms=0 on both brokers (the harness's "
             "setting for both) and librdkafka consumers polled by one thread.", ""]
     out += ["| metric | unit | weir | Kafka | weir/Kafka | better if |", "|---|---|---:|---:|---:|---|"]
@@ -615,7 +653,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rdkafka-records", type=int, default=None, help="default 200000")
     ap.add_argument("--durable-records", type=int, default=None, help="default 50000")
     ap.add_argument("--latency-seconds", type=float, default=None, help="default 10")
-    ap.add_argument("--disk-bytes", type=int, default=None, help="default 1 GiB")
+    ap.add_argument("--disk-bytes", type=int, default=None, help="default 4 GiB")
+    ap.add_argument("--restart-bytes", type=int, default=None, help="data for the restart runs (default 5 GiB)")
     ap.add_argument("--workdir", type=Path, default=None, help="brokers' data (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="results dir")
     ap.add_argument("--weir-bin", type=Path, default=None,
@@ -627,7 +666,7 @@ def main(argv: list[str]) -> int:
     s = cfg.smoke
     defaults = dict(repetitions=(1, 3), records=(2000, 300_000), rdkafka_records=(2000, 200_000),
                     durable_records=(500, 50_000), latency_seconds=(1.0, 10.0),
-                    disk_bytes=(16 * MB, 1024 * MB))
+                    disk_bytes=(16 * MB, 4096 * MB), restart_bytes=(4 * MB, 5 * 1024 * MB))
     for k, (small, big) in defaults.items():
         if getattr(cfg, k) is None:
             setattr(cfg, k, small if s else big)
@@ -648,6 +687,7 @@ def main(argv: list[str]) -> int:
         summary["command"] = old["command"]
         return write_results(summary, cfg.out)
 
+    build_driver()
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     load_at_start = [round(x, 2) for x in os.getloadavg()]
     workdir = cfg.workdir or Path(tempfile.mkdtemp(prefix="weir-bench-"))
@@ -665,7 +705,8 @@ def main(argv: list[str]) -> int:
             # weir first, then Kafka; weir's latency run needs Kafka's max, so it comes last
             # (a fresh --dev weir; start-up costs weir ~0.1 s, Kafka ~10 s, hence one Kafka).
             plan = [("weir", ("fast",)), ("weir", ("durable",)),
-                    ("kafka", ("fast", "durable", "latency")), ("weir", ("latency",))]
+                    ("kafka", ("fast", "durable", "latency")), ("weir", ("latency",)),
+                    ("weir", ("restart",)), ("kafka", ("restart",))]
             for i, (kind, phases) in enumerate(plan):
                 rate = rr["kafka"].get("latency_rate_rps")  # Kafka's own run computes it
                 res = run_phase(kind, phases, workdir / f"r{rep}-{i}-{kind}", cfg, rate)

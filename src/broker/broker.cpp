@@ -126,6 +126,10 @@ Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::
   group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
   group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
   producer_id_expiration_ms_ = std::stoll(config_.get("producer.id.expiration.ms"));
+  flush_scheduler_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.scheduler.interval.ms")));
+  checkpoint_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.offset.checkpoint.interval.ms")));
+  start_offset_checkpoint_interval_ms_ =
+      std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.start.offset.checkpoint.interval.ms")));
   producer_id_expiration_check_interval_ms_ =
       std::max<std::int64_t>(1, std::stoll(config_.get("producer.id.expiration.check.interval.ms")));
 }
@@ -163,6 +167,8 @@ storage::LogConfig Broker::log_config_for(std::string_view topic) const {
   lc.min_compaction_lag_ms = tc->min_compaction_lag_ms;
   lc.max_compaction_lag_ms = tc->max_compaction_lag_ms;
   lc.min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
+  lc.flush_messages = tc->flush_messages;
+  lc.flush_ms = tc->flush_ms;
   return lc;
 }
 
@@ -247,6 +253,7 @@ std::string Broker::start() {
   for (std::size_t s = 0; s < shards_->count(); ++s) {
     asio::co_spawn(shards_->executor(s), maintain(s), asio::detached);
   }
+  asio::co_spawn(shards_->controller(), write_checkpoints_periodically(), asio::detached);
 
   // Group coordinators: every __consumer_offsets partition is loaded now (not on first use), so
   // restored members' sessions start expiring at once, as after a Kafka coordinator load.
@@ -269,6 +276,10 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
   if (cleaner_io_bytes_per_second_ > 0 && cleaner_io_bytes_per_second_ < 1e18) {
     throttle.emplace(cleaner_io_bytes_per_second_, std::max<std::int64_t>(kCleanStepBytes, static_cast<std::int64_t>(cleaner_io_bytes_per_second_)));
   }
+  // Rolled segments and flush.ms are checked this often (Kafka: log.flush.scheduler.interval.ms;
+  // weir also checks at least every second, so a topic's flush.ms works without that key).
+  const std::int64_t flush_check_ms = std::min<std::int64_t>(1000, flush_scheduler_interval_ms_);
+  std::int64_t next_cleaner_ms = clock_.wall_ms() + tick_ms;
   std::int64_t next_retention_ms = clock_.wall_ms() + retention_check_interval_ms_;
   std::int64_t next_producer_expiration_ms = clock_.wall_ms() + producer_id_expiration_check_interval_ms_;
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -278,8 +289,11 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   };
   for (;;) {
-    co_await pause(tick_ms);
+    co_await pause(std::min(tick_ms, flush_check_ms));
+    co_await flush_due_logs(shard);
     const std::int64_t now = clock_.wall_ms();
+    if (now < next_cleaner_ms) continue;
+    next_cleaner_ms = now + tick_ms;
     if (now >= next_retention_ms) {
       next_retention_ms = now + retention_check_interval_ms_;
       int deleted = 0;
@@ -332,6 +346,59 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
         break;
       }
       co_await pause(0);  // let requests in between steps
+    }
+  }
+}
+
+asio::awaitable<void> Broker::flush_due_logs(std::size_t shard) {
+  // As Kafka: a rolled segment is flushed soon after the roll (the recovery point moves to the
+  // new active segment, so a restart after a crash scans only from there), and a log whose last
+  // flush is flush.ms old is flushed.
+  const std::int64_t now = clock_.now_ms();
+  std::vector<std::pair<std::string, std::int32_t>> due;
+  shards_->table(shard).for_each([&](Partition& p) {
+    const auto& log = p.log();
+    if (log.failed() || log.unflushed_messages() <= 0) return;
+    const bool rolled = log.recovery_point() < log.active_segment_base_offset();
+    const bool stale = log.config().flush_ms != std::numeric_limits<std::int64_t>::max() &&
+                       now - log.last_flush_ms() >= log.config().flush_ms;
+    if (rolled || stale) due.emplace_back(p.topic(), p.index());
+  });
+  if (due.empty()) co_return;
+  if (const std::int16_t err = co_await sync_partitions(due); err != 0) {
+    spdlog::warn("periodic flush failed shard={} partitions={} error_code={}", shard, due.size(), err);
+  }
+}
+
+asio::awaitable<void> Broker::write_checkpoints_periodically() {
+  // log.flush.offset.checkpoint.interval.ms (recovery points, high watermarks) and
+  // log.flush.start.offset.checkpoint.interval.ms (log start offsets): a restart after a crash
+  // recovers from these instead of scanning every segment. The values are read by each log's
+  // shard and written here, on the controller shard, where logs are created and removed.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const std::int64_t interval = std::min(checkpoint_interval_ms_, start_offset_checkpoint_interval_ms_);
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(interval));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!logs_) co_return;
+    storage::LogManager::CheckpointValues values;
+    for (std::size_t s = 0; s < shards_->count(); ++s) {
+      co_await run_on(shards_->executor(s), [this, s, &values]() {
+        shards_->table(s).for_each([&](Partition& p) {
+          const storage::TopicPartition tp{p.topic(), p.index()};
+          const auto& log = p.log();
+          values.recovery_points[tp] = log.recovery_point();
+          values.log_starts[tp] = log.log_start_offset();
+          values.high_watermarks[tp] = log.high_watermark();
+          if (auto offset = log.cleaner_checkpoint()) values.cleaner[tp] = *offset;
+        });
+        return 0;
+      });
+    }
+    if (!logs_) co_return;
+    if (auto ok = logs_->write_checkpoints(std::move(values)); !ok) {
+      spdlog::warn("checkpoint write failed error=\"{}\"", storage::to_string(ok.error()));
     }
   }
 }

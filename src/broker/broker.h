@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -153,6 +154,8 @@ class Broker final : public net::RequestSink {
   // Per shard, on its executor: retention (log.retention.check.interval.ms) and log compaction
   // (log.cleaner.*) of the partitions the shard owns.
   boost::asio::awaitable<void> maintain(std::size_t shard);
+  boost::asio::awaitable<void> flush_due_logs(std::size_t shard);
+  boost::asio::awaitable<void> write_checkpoints_periodically();
   boost::asio::awaitable<void> after_apply(Applied applied);
 
   // On `shard` only: the host of a __consumer_offsets partition, created (and loaded from the
@@ -183,6 +186,9 @@ class Broker final : public net::RequestSink {
   std::int64_t cleaner_backoff_ms_ = 15000;
   double cleaner_io_bytes_per_second_ = 0;  // 0: unlimited
   std::int64_t retention_check_interval_ms_ = 300000;
+  std::int64_t flush_scheduler_interval_ms_ = std::numeric_limits<std::int64_t>::max();  // log.flush.scheduler.interval.ms
+  std::int64_t checkpoint_interval_ms_ = 60000;               // log.flush.offset.checkpoint.interval.ms
+  std::int64_t start_offset_checkpoint_interval_ms_ = 60000;  // log.flush.start.offset.checkpoint.interval.ms
   std::int64_t producer_id_expiration_ms_ = 86400000;                // producer.id.expiration.ms
   std::int64_t producer_id_expiration_check_interval_ms_ = 600000;  // producer.id.expiration.check.interval.ms
   storage::CleanerConfig cleaner_config_;

@@ -191,7 +191,11 @@ Result<CleanResult, Errc> LogManager::clean(const TopicPartition& tp, std::int64
     return result;
   }
   if (result->state == CleanState::kCompleted) {
-    if (auto ok = write_cleaner_checkpoint(); !ok) {
+    OffsetCheckpoint checkpoints;
+    for (const auto& [other, entry] : logs_) {
+      if (auto offset = entry.log->cleaner_checkpoint()) checkpoints[other] = *offset;
+    }
+    if (auto ok = write_cleaner_checkpoint(std::move(checkpoints)); !ok) {
       // The cleaned segments are in place; an old checkpoint only means cleaning again.
       log::get("storage")->warn("event=cleaner_checkpoint_deferred {}", log::kv("dir", dir_.string()));
     }
@@ -199,11 +203,7 @@ Result<CleanResult, Errc> LogManager::clean(const TopicPartition& tp, std::int64
   return result;
 }
 
-Status<Errc> LogManager::write_cleaner_checkpoint() {
-  OffsetCheckpoint checkpoints;
-  for (const auto& [tp, entry] : logs_) {
-    if (auto offset = entry.log->cleaner_checkpoint()) checkpoints[tp] = *offset;
-  }
+Status<Errc> LogManager::write_cleaner_checkpoint(OffsetCheckpoint checkpoints) {
   if (checkpoints == cleaner_checkpoint_written_) return {};
   if (auto ok = write_offset_checkpoint(fs_, dir_ / kCleanerOffsetCheckpointFile, checkpoints); !ok) return ok;
   cleaner_checkpoint_written_ = std::move(checkpoints);
@@ -211,18 +211,23 @@ Status<Errc> LogManager::write_cleaner_checkpoint() {
 }
 
 Result<void, Errc> LogManager::write_checkpoints() {
-  OffsetCheckpoint recovery_points;
-  OffsetCheckpoint log_starts;
-  OffsetCheckpoint high_watermarks;
+  CheckpointValues values;
   for (const auto& [tp, entry] : logs_) {
-    recovery_points[tp] = entry.log->recovery_point();
-    log_starts[tp] = entry.log->log_start_offset();
-    high_watermarks[tp] = entry.log->high_watermark();
+    values.recovery_points[tp] = entry.log->recovery_point();
+    values.log_starts[tp] = entry.log->log_start_offset();
+    values.high_watermarks[tp] = entry.log->high_watermark();
+    if (auto offset = entry.log->cleaner_checkpoint()) values.cleaner[tp] = *offset;
   }
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, recovery_points); !ok) return ok;
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, log_starts); !ok) return ok;
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, high_watermarks); !ok) return ok;
-  return write_cleaner_checkpoint();
+  return write_checkpoints(std::move(values));
+}
+
+Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, values.recovery_points); !ok) return ok;
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, values.log_starts); !ok) return ok;
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, values.high_watermarks); !ok) {
+    return ok;
+  }
+  return write_cleaner_checkpoint(std::move(values.cleaner));
 }
 
 Result<void, Errc> LogManager::close() {

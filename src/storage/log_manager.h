@@ -88,6 +88,16 @@ class LogManager {
   // Rewrites the offset checkpoints from the logs' current state (run periodically);
   // cleaner-offset-checkpoint only if it changed.
   [[nodiscard]] Result<void, Errc> write_checkpoints();
+  // The same from values the logs' owner threads gathered (the broker, whose logs live on
+  // several threads, writes its periodic checkpoints this way); touches no log. Not concurrently
+  // with itself, write_checkpoints() or close().
+  struct CheckpointValues {
+    OffsetCheckpoint recovery_points;
+    OffsetCheckpoint log_starts;
+    OffsetCheckpoint high_watermarks;
+    OffsetCheckpoint cleaner;  // logs cleaned at least once
+  };
+  [[nodiscard]] Result<void, Errc> write_checkpoints(CheckpointValues values);
   // Clean shutdown: closes every log, writes the checkpoints, then the clean-shutdown marker.
   [[nodiscard]] Result<void, Errc> close();
 
@@ -100,7 +110,7 @@ class LogManager {
   LogManager(FileSystem& fs, std::filesystem::path dir, const Clock& clock, LogManagerOptions options);
   [[nodiscard]] Status<Errc> load();
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
-  [[nodiscard]] Status<Errc> write_cleaner_checkpoint();
+  [[nodiscard]] Status<Errc> write_cleaner_checkpoint(OffsetCheckpoint checkpoints);
 
   FileSystem& fs_;
   std::filesystem::path dir_;

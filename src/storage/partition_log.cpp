@@ -60,8 +60,9 @@ struct TimestampRule {
   }
 };
 
-// Checks one producer batch beyond its framing; returns its largest record timestamp (the header's
-// for compressed batches, whose records cannot be read here).
+// Checks one producer batch beyond its framing; returns its largest record timestamp. Records of
+// compressed batches are decompressed and checked as well, as Kafka's LogValidator does (their
+// timestamps, keys on compacted topics), and their largest timestamp replaces the header's.
 Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& batch, const LogConfig& config,
                                                 const TimestampRule& rule) {
   if (batch.magic() == record::kMagicV2 && batch.base_offset() != 0) return unexpected(Errc::kInvalidRecord);
@@ -70,31 +71,24 @@ Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& b
   }
   if (auto ok = batch.validate(record::BatchOrigin::client); !ok) return unexpected(from_record_errc(ok.error()));
   const record::TimestampType type = batch.timestamp_type();
-  if (batch.is_compressed()) {
-    if (!rule.ok(batch.base_timestamp(), type) || !rule.ok(batch.max_timestamp(), type)) {
-      return unexpected(Errc::kInvalidTimestamp);
-    }
-    if (config.cleanup_compact) {
-      bool keyless = false;
-      auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes,
-                                           [&](const record::RecordView& r) { keyless = keyless || !r.key; });
-      if (!walked) return unexpected(walked.error());
-      if (keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
-    }
-    return batch.max_timestamp();
-  }
   std::int64_t max_timestamp = record::kNoTimestamp;
   bool timestamps_ok = true;
   bool keyless = false;
-  auto walked = record::for_each_record(batch, [&](const record::RecordView& r) {
+  auto visit = [&](const record::RecordView& r) {
     const std::int64_t ts = batch.record_timestamp(r);
     timestamps_ok = timestamps_ok && rule.ok(ts, type);
     max_timestamp = std::max(max_timestamp, ts);
     keyless = keyless || !r.key;
-  });
-  if (!walked) return unexpected(from_record_errc(walked.error()));
+  };
+  if (batch.is_compressed()) {
+    if (auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes, visit); !walked) {
+      return unexpected(walked.error());
+    }
+  } else if (auto walked = record::for_each_record(batch, visit); !walked) {
+    return unexpected(from_record_errc(walked.error()));
+  }
   if (!timestamps_ok) return unexpected(Errc::kInvalidTimestamp);
-  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);
+  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
   return max_timestamp;
 }
 
@@ -135,7 +129,12 @@ Result<void, Errc> ReadResult::append_to(std::vector<std::uint8_t>& out) const {
 // ---------------------------------------------------------------------------------- open / load
 
 PartitionLog::PartitionLog(FileSystem& fs, fs::path dir, LogConfig config, const Clock& clock)
-    : fs_(fs), dir_(std::move(dir)), config_(config), clock_(clock), epochs_(fs, dir_ / kLeaderEpochCheckpointFile) {}
+    : fs_(fs),
+      dir_(std::move(dir)),
+      config_(config),
+      clock_(clock),
+      epochs_(fs, dir_ / kLeaderEpochCheckpointFile),
+      last_flush_ms_(clock.now_ms()) {}
 
 PartitionLog::~PartitionLog() = default;
 
@@ -205,6 +204,7 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   if (auto ok = epochs_.load(); !ok) return ok;
 
   bool recovered = false;
+  std::size_t scanned = 0;  // segments checked batch by batch
   if (hint.clean_shutdown) {
     auto tail = active().load_tail();
     if (!tail && tail.error() != Errc::kCorruptMessage) return tail;
@@ -212,9 +212,12 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
       log::get("storage")->warn("event=unclean_tail_after_clean_shutdown {}", log::kv("dir", dir_.string()));
       if (auto ok = recover_from(segments_.size() - 1); !ok) return ok;
       recovered = true;
+      scanned = 1;
     }
   } else {
-    if (auto ok = recover_from(segment_index_for(hint.recovery_point)); !ok) return ok;
+    const std::size_t first = segment_index_for(hint.recovery_point);
+    scanned = segments_.size() - first;
+    if (auto ok = recover_from(first); !ok) return ok;
     recovered = true;
   }
   for (auto& segment : segments_) {  // rebuild missing indexes now rather than on first read
@@ -240,9 +243,10 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   recovery_point_ = log_end_offset_;
   high_watermark_ = std::clamp(hint.high_watermark, log_start_offset_, log_end_offset_);
   purge_deleted_files(true);
-  log::get("storage")->info("event=log_loaded {} {} {} {} {}", log::kv("dir", dir_.string()),
+  log::get("storage")->info("event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_.string()),
                             log::kv("segments", segments_.size()), log::kv("log_start_offset", log_start_offset_),
-                            log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered));
+                            log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered),
+                            log::kv("scanned_segments", scanned));
   return {};
 }
 
@@ -316,7 +320,7 @@ Result<AppendInfo, Errc> PartitionLog::append_as_leader(std::span<std::byte> bat
     view->set_partition_leader_epoch(leader_epoch);
     if (config_.log_append_time) {
       view->set_max_timestamp(record::TimestampType::log_append_time, now_ms);
-    } else if (!view->is_compressed()) {
+    } else {
       view->set_max_timestamp(record::TimestampType::create_time, record_max_timestamps[i]);
     }
     headers.push_back(BatchHeader::parse(view->bytes(), static_cast<std::int64_t>(position)));
@@ -893,7 +897,10 @@ void PartitionLog::mark_synced(const SyncToken& token) {
   if (token.log_epoch == truncations_) {
     recovery_point_ = std::max(recovery_point_, std::min(token.end_offset, log_end_offset_));
   }
+  last_flush_ms_ = clock_.now_ms();
 }
+
+std::int64_t PartitionLog::active_segment_base_offset() const noexcept { return active().base_offset(); }
 
 Result<void, Errc> PartitionLog::flush() {
   SyncToken token = prepare_sync();

@@ -81,6 +81,10 @@ struct LogConfig {
   std::int64_t min_compaction_lag_ms = 0;                                         // min.compaction.lag.ms
   std::int64_t max_compaction_lag_ms = std::numeric_limits<std::int64_t>::max();  // max.compaction.lag.ms
   double min_cleanable_dirty_ratio = 0.5;                                         // min.cleanable.dirty.ratio
+  // Periodic flushes (the broker acts on them): after this many unflushed messages, and when the
+  // last flush is this old. Kafka's defaults: never.
+  std::int64_t flush_messages = std::numeric_limits<std::int64_t>::max();  // flush.messages
+  std::int64_t flush_ms = std::numeric_limits<std::int64_t>::max();        // flush.ms
 };
 
 // What the log directory's checkpoint files say about this partition.
@@ -261,6 +265,13 @@ class PartitionLog {
   // Syncs everything inline (all files, indexes included) and advances the recovery point.
   [[nodiscard]] Result<void, Errc> flush();
   [[nodiscard]] std::int64_t recovery_point() const noexcept { return recovery_point_; }
+  // Messages appended but not yet durable (Kafka's unflushedMessages), for flush.messages.
+  [[nodiscard]] std::int64_t unflushed_messages() const noexcept { return log_end_offset_ - recovery_point_; }
+  // When the recovery point last advanced or a flush found nothing to do (clock().now_ms()), for flush.ms.
+  [[nodiscard]] std::int64_t last_flush_ms() const noexcept { return last_flush_ms_; }
+  // The base offset of the active segment: everything below it is in rolled segments, which
+  // Kafka flushes soon after the roll.
+  [[nodiscard]] std::int64_t active_segment_base_offset() const noexcept;
 
   // Clean shutdown: flush, final index entries, leader-epoch checkpoint, pending deletions. The
   // log cannot be used afterwards.
@@ -326,6 +337,7 @@ class PartitionLog {
   std::int64_t log_start_offset_ = 0;
   std::int64_t log_end_offset_ = 0;
   std::int64_t recovery_point_ = 0;
+  std::int64_t last_flush_ms_ = 0;
   std::int64_t high_watermark_ = 0;
   std::uint64_t truncations_ = 0;       // voids SyncTokens prepared before a truncation
   std::uint64_t directory_writes_ = 0;  // segment files created

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "protocol/record/record.h"
 #include "protocol/record/record_batch.h"
+#include "storage/batch_filter.h"
 
 namespace weir::storage {
 
@@ -448,15 +449,15 @@ Result<std::optional<TimestampOffset>, Errc> Segment::max_timestamp_record() {
     if (!n || *n != bytes.size()) return unexpected(Errc::kStorageError);
     auto view = record::RecordBatchView::from(bytes);
     if (!view) return unexpected(Errc::kCorruptMessage);
-    if (!view->is_compressed()) {
-      bool found = false;
-      (void)record::for_each_record(*view, [&](const record::RecordView& r) {
-        if (!found && view->record_timestamp(r) == h.max_timestamp) {
-          result.offset = view->record_offset(r);
-          found = true;
-        }
-      });
-    }
+    // The first record carrying the max timestamp, decompressing if needed (Kafka's
+    // offsetOfMaxTimestamp); the batch's base offset if its records cannot be read.
+    bool found = false;
+    (void)for_each_stored_record(*view, kMaxDecompressedBatchBytes, [&](const record::RecordView& r) {
+      if (!found && view->record_timestamp(r) == h.max_timestamp) {
+        result.offset = view->record_offset(r);
+        found = true;
+      }
+    });
     return std::optional<TimestampOffset>(result);
   }
 }

@@ -24,6 +24,9 @@ METRICS = PRODUCE + [
     "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
     "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
+    "latency_rdkafka_p50_ms", "latency_rdkafka_p99_ms", "latency_rdkafka_p999_ms",
+    "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
+    "restart_clean_s", "restart_kill9_s", "restart_data_gib",
     "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
 LIMITS = ["disk_seq_write_1m_mbps", "disk_fdatasync_16k_mbps", "disk_fdatasync_16k_iops",

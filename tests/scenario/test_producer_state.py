@@ -248,3 +248,51 @@ def test_produce_record_set_rules_as_kafka(broker, topic_name):
         assert send(9, one + plain_batch([b"b"])) == 87
         assert send(6, plain_batch([b"c"], attributes=4)) == 76
         assert log_end_offset(k, topic_name) == 1
+
+
+# ------------------------------------------------------------------------------ compressed batches
+def gzip_batch(records: list[tuple[int, bytes]], base_ts: int, header_max_ts: int) -> bytes:
+    """A gzip RecordBatch v2 whose records have the given timestamp deltas; the header's max
+    timestamp is whatever the caller says (a client's claim the broker must not trust)."""
+    import gzip
+    body = b""
+    for i, (ts_delta, value) in enumerate(records):
+        r = b"\x00" + varint(ts_delta) + varint(i) + varint(1) + b"k" + varint(len(value)) + value + varint(0)
+        body += varint(len(r)) + r
+    payload = gzip.compress(body)
+    after_crc = struct.pack(">hiqqqhii", 1, len(records) - 1, base_ts, header_max_ts, -1, -1, -1,
+                            len(records)) + payload
+    after_length = struct.pack(">ibI", -1, 2, crc32c(after_crc)) + after_crc
+    return struct.pack(">qi", 0, len(after_length)) + after_length
+
+
+def test_compressed_batch_records_are_validated_as_kafka(broker, topic_name):
+    """Kafka decompresses a compressed batch on produce: every record's timestamp is checked
+    (INVALID_TIMESTAMP for one outside message.timestamp.before.max.ms even if the header's
+    timestamps are fine), and the batch's max timestamp is the records' largest, not the header's
+    claim (ListOffsets MAX_TIMESTAMP shows it)."""
+    with Kreq(broker) as k:
+        r = k.send("CreateTopics", 7, {"TimeoutMillis": 30000, "ValidateOnly": False, "Topics": [{
+            "Topic": topic_name, "NumPartitions": 1, "ReplicationFactor": 1,
+            "Configs": [{"Name": "message.timestamp.before.max.ms", "Value": "3600000"}]}]})
+        assert r["Topics"][0]["ErrorCode"] == 0, r
+        now = int(time.time() * 1000)
+        stale = gzip_batch([(0, b"fresh"), (-7_200_000, b"two hours old")], now, now)
+
+        def send(records):
+            def call():
+                r = k.send("Produce", 9, {
+                    "TransactionID": None, "Acks": -1, "TimeoutMillis": 15000,
+                    "Topics": [{"Topic": topic_name, "Partitions": [{"Partition": 0, "Records": records}]}]})
+                p = r["Topics"][0]["Partitions"][0]
+                return None if p["ErrorCode"] in (3, 5, 6) else (p["ErrorCode"], p["BaseOffset"])
+            return _retrying(call, "produce")
+
+        assert send(stale) == (32, -1)
+        # Header max timestamp understated by a minute: the stored batch carries the records' max.
+        understated = gzip_batch([(0, b"a"), (60_000, b"b")], now - 120_000, now - 120_000)
+        assert send(understated) == (0, 0)
+        r = k.send("ListOffsets", 7, {"ReplicaID": -1, "IsolationLevel": 0, "Topics": [{
+            "Topic": topic_name, "Partitions": [{"Partition": 0, "Timestamp": -3}]}]})
+        p = r["Topics"][0]["Partitions"][0]
+        assert (p["ErrorCode"], p["Offset"], p["Timestamp"]) == (0, 1, now - 60_000), p

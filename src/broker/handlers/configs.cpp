@@ -34,6 +34,7 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     auto& c = out.configs.emplace_back();
     c.name = std::string(key.name);
     c.value = cfg.get(key.name);
+    if (!cfg.is_set(key.name) && c.value->empty()) c.value = std::nullopt;  // Kafka's null defaults
     c.read_only = true;
     c.config_source = cfg.is_set(key.name) ? kStaticBrokerConfig : kDefaultConfig;
     if (synonyms) {

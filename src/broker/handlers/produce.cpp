@@ -19,6 +19,7 @@ struct PartitionOutcome {
   std::int64_t log_start_offset = -1;
   std::string error_message;
   bool appended = false;
+  bool flush_due = false;  // flush.messages reached: answered only once flushed, as Kafka flushes inline
 };
 
 PartitionOutcome failed(std::int16_t error) {
@@ -156,6 +157,7 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
         o.log_append_time_ms = appended->log_append_time_ms;
         o.log_start_offset = appended->log_start_offset;
         o.appended = true;
+        o.flush_due = p->log().unflushed_messages() >= p->log().config().flush_messages;
         p->notify_watchers();
         return o;
       });
@@ -163,7 +165,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
   }
   std::vector<PartitionOutcome> done = co_await fan.run();
 
-  // Durability: acks=all waits for the flush cycle that covers these appends.
+  // Durability: acks=all (with flush.on.acks.all) and partitions past flush.messages wait for
+  // the flush cycle that covers these appends.
+  const bool durable_acks = req.acks == -1 && broker.flush_on_acks_all();
   std::vector<std::pair<std::string, std::int32_t>> to_sync;
   std::size_t next_done = 0;
   std::vector<PartitionOutcome> outcomes;
@@ -173,17 +177,17 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
       outcomes.push_back(*immediate[i]);
     } else {
       outcomes.push_back(done[next_done++]);
-      if (outcomes.back().appended) {
+      if (outcomes.back().appended && (durable_acks || outcomes.back().flush_due)) {
         const auto& t = targets[i];
         to_sync.emplace_back(t.topic, req.topic_data[t.topic_index].partition_data[t.partition_index].index);
       }
     }
   }
-  if (req.acks == -1 && broker.flush_on_acks_all() && !to_sync.empty()) {
+  if (!to_sync.empty()) {
     const std::int16_t sync_error = co_await broker.sync_partitions(to_sync);
     if (sync_error != 0) {
       for (auto& o : outcomes) {
-        if (o.appended) {
+        if (o.appended && (durable_acks || o.flush_due)) {
           o.error = sync_error;
           o.base_offset = -1;
         }
