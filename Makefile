@@ -55,7 +55,7 @@ test-all: test-deps build unit compat fuzz
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario $(PYTEST_ARGS)
 
 # librdkafka's own integration suite (tests/0xxx-*.c from `apt-get source librdkafka`) against weir;
-# see tests/peer/librdkafka/README.md. `make test` runs its [smoke] part (peer-librdkafka-smoke, ~40 s
+# see tests/peer/librdkafka/README.md. `make test` runs its [smoke] part (peer-librdkafka-smoke, ~50 s
 # once librdkafka is built: the first run builds it from Debian source, ~2 minutes with ccache).
 # e.g. make peer-librdkafka LIBRDKAFKA_ARGS="--timeout 120"
 LIBRDKAFKA_ARGS ?=
