@@ -12,7 +12,7 @@ VENV := .cache/venv
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench \
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage \
         librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-all
 
 deps:
@@ -74,6 +74,14 @@ peer-librdkafka-smoke: build librdkafka-tests
 # every test, report only; writes .cache/librdkafka/results-all.tsv
 peer-librdkafka-all: build librdkafka-tests
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir scripts/run-librdkafka-tests.sh --all $(LIBRDKAFKA_ARGS)
+
+# The storage layer alone (partition log, group-commit flusher) against the raw disk, same run;
+# writes bench/results/storage.{md,json}. e.g. make bench-storage STORAGE_BENCH_ARGS="--bytes 1073741824"
+STORAGE_BENCH_ARGS ?=
+bench-storage: build
+	mkdir -p bench/results .cache/bench-storage
+	$(BUILD)/bench/weir_storage_bench .cache/bench-storage --json bench/results/storage.json $(STORAGE_BENCH_ARGS) \
+	  2>.cache/bench-storage/log.txt | tee bench/results/storage.md
 
 BENCH_ARGS ?=
 

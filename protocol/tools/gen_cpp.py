@@ -154,8 +154,49 @@ class Gen:
             out.append('%s  %s();' % (p, name))
         out.append('%s  void decode(Reader& r, std::int16_t version);' % p)
         out.append('%s  void encode(Writer& w, std::int16_t version) const;' % p)
+        if top or self.has_error_codes(fields):
+            out.extend(self.error_visitor(fields, indent))
         out.append('%s  bool operator==(const %s&) const = default;' % (p, name))
         out.append('%s};' % p)
+        return out
+
+    # -- error codes -------------------------------------------------------------------
+    def has_error_codes(self, fields, seen=None):
+        """Whether these fields hold an error code, directly or in nested structs."""
+        seen = set() if seen is None else seen
+        for f in fields:
+            if is_error_code(f):
+                return True
+            if f.elem_is_struct and f.elem not in seen:
+                seen.add(f.elem)
+                if self.has_error_codes(self.structs[f.elem], seen):
+                    return True
+        return False
+
+    def error_visitor(self, fields, indent):
+        """for_each_error_code(f, depth): f(code, depth) for every non-zero error code field;
+        depth 0 is the message's own fields, one more per array of entries nested in."""
+        p = ' ' * indent
+        out = ['%s  // Calls f(code, depth) for each non-zero error code held (depth 0: this message\'s own' % p,
+               '%s  // fields; +1 per array of entries); fields absent at a version hold 0.' % p,
+               '%s  template <class F>' % p,
+               '%s  void for_each_error_code(F&& f, [[maybe_unused]] int depth = 0) const {' % p]
+        for f in fields:
+            mn = member_name(f)
+            optional = f.elem == 'records' or ever_nullable(f)
+            if is_error_code(f):
+                out.append('%s    if (%s != 0) f(%s, depth);' % (p, mn, mn))
+            elif f.elem_is_struct and self.has_error_codes(self.structs[f.elem]):
+                ref = '(*%s)' % mn if optional else mn
+                guard = 'if (%s) ' % mn if optional else ''
+                if f.is_array:
+                    out.append('%s    %sfor (const auto& e : %s) e.for_each_error_code(f, depth + 1);'
+                               % (p, guard, ref))
+                else:
+                    out.append('%s    %s%s.for_each_error_code(f, depth);' % (p, guard, ref))
+        if len(out) == 4:
+            out.append('%s    (void)f;' % p)
+        out.append('%s  }' % p)
         return out
 
     def header(self):
@@ -363,6 +404,11 @@ class Gen:
             out.extend(self.struct_impl('%s::%s' % (m.name, sname), self.structs[sname]))
         out.extend(self.struct_impl(m.name, m.fields))
         return out
+
+
+def is_error_code(field):
+    """Kafka names its error code fields ErrorCode, or <Something>ErrorCode."""
+    return field.elem == 'int16' and not field.is_array and field.name.endswith('ErrorCode')
 
 
 def _shape(fields):

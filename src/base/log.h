@@ -16,9 +16,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace weir::log {
 
@@ -72,3 +75,42 @@ struct fmt::formatter<weir::log::Kv<T>> {
     return std::copy(line.begin(), line.end(), ctx.out());
   }
 };
+
+namespace weir::log {
+
+// Bounds how many lines an event may write (a flood of bad requests must not fill the disk): a
+// token bucket of `burst` lines refilled at `per_second`. It counts the lines it refuses so the
+// next line written can say how many were dropped. Not thread-safe: one per thread (shard).
+class RateLimiter {
+ public:
+  RateLimiter(double per_second, double burst) noexcept
+      : per_ms_(per_second / 1000.0), burst_(burst), tokens_(burst) {}
+
+  // True if a line may be written at now_ms (a monotonic clock); false counts a dropped line.
+  bool allow(std::int64_t now_ms) noexcept {
+    if (last_ms_ >= 0 && now_ms > last_ms_) {
+      tokens_ = std::min(burst_, tokens_ + static_cast<double>(now_ms - last_ms_) * per_ms_);
+    }
+    if (now_ms > last_ms_) last_ms_ = now_ms;
+    if (tokens_ >= 1.0) {
+      tokens_ -= 1.0;
+      return true;
+    }
+    ++dropped_;
+    ++dropped_total_;
+    return false;
+  }
+  // Lines dropped since the last call.
+  std::uint64_t take_dropped() noexcept { return std::exchange(dropped_, 0); }
+  [[nodiscard]] std::uint64_t dropped_total() const noexcept { return dropped_total_; }
+
+ private:
+  double per_ms_;
+  double burst_;
+  double tokens_;
+  std::int64_t last_ms_ = -1;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t dropped_total_ = 0;
+};
+
+}  // namespace weir::log

@@ -18,6 +18,8 @@
 #include "base/uuid.h"
 #include "broker/async.h"
 #include "broker/handlers/registry.h"
+#include "base/log.h"
+#include "protocol/error_names.h"
 #include "protocol/gen/api_registry.h"
 #include "protocol/headers.h"
 #include "storage/io_throttle.h"
@@ -43,17 +45,58 @@ net::Reply encode_reply(std::int16_t api_key, std::int16_t header_version_of, st
   return reply;
 }
 
+std::int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One line per rejected request (answered with an error as a whole, or closed), at most what the
+// shard's limiter lets through; the line says how many were dropped before it.
+void log_rejected(RequestStats& stats, const net::ClientInfo& client, const protocol::RequestHeader& header,
+                  std::int16_t error_code, std::string_view reason) {
+  if (!stats.reject_log.allow(monotonic_ms())) return;
+  const auto* api = protocol::find_api(header.api_key);
+  const auto level = error_code != 0 ? spdlog::level::info : spdlog::level::warn;
+  spdlog::log(level, "event=request_rejected {} {} {} {} {} {} {} {} {} dropped_lines={}",
+              log::kv("client", fmt::format("{}:{}", client.host, client.port)), log::kv("connection", client.connection_id),
+              log::kv("client_id", header.client_id.value_or("")),
+              log::kv("api", api != nullptr ? api->name : std::string_view("unknown")), log::kv("api_key", header.api_key),
+              log::kv("api_version", header.api_version), log::kv("correlation_id", header.correlation_id),
+              log::kv("error", error_code != 0 ? protocol::error_name(error_code) : std::string_view("none")),
+              log::kv("reason", reason), stats.reject_log.take_dropped());
+}
+
+// Counts every non-zero error code of a response (per code, and whether it is the request's own
+// or an entry's); returns the request-level one, 0 if none.
+template <class Response>
+std::int16_t count_errors(RequestStats& stats, std::int16_t key, const Response& resp) {
+  std::int16_t request_error = 0;
+  bool any = false;
+  resp.for_each_error_code([&](std::int16_t error_code, int depth) {
+    any = true;
+    stats.count_error(key, error_code, depth == 0);
+    if (depth == 0 && request_error == 0) request_error = error_code;
+  });
+  if (any) stats.apis[static_cast<std::size_t>(key)].error_responses.inc();
+  return request_error;
+}
+
 template <class H>
 asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& client,
                                         const protocol::RequestHeader& header, Body body) {
   const std::int16_t key = H::Request::kApiKey;
   const std::int16_t version = header.api_version;
+  RequestStats& stats = broker.request_stats(client.shard);
   if (version < H::kMinVersion || version > H::kMaxVersion) {
     if constexpr (requires { H::unsupported_version_response(); }) {
       if (version > H::kMaxVersion) {
-        co_return encode_reply(key, 0, header.correlation_id, H::unsupported_version_response(), 0);
+        auto resp = H::unsupported_version_response();
+        const std::int16_t error = count_errors(stats, key, resp);
+        log_rejected(stats, client, header, error, "unsupported version");
+        co_return encode_reply(key, 0, header.correlation_id, resp, 0);
       }
     }
+    stats.malformed[static_cast<std::size_t>(Malformed::kUnsupportedVersion)].inc();
     co_return net::Reply::close(fmt::format("unsupported version {} of api {} ({}..{} served)", version, key,
                                             H::kMinVersion, H::kMaxVersion));
   }
@@ -63,6 +106,7 @@ asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& c
   protocol::Reader reader(body);
   req.decode(reader, version);
   if (!reader.ok()) {
+    stats.malformed[static_cast<std::size_t>(Malformed::kBody)].inc();
     std::string head;
     for (std::size_t i = 0; i < body.size() && i < 32; ++i) head += fmt::format("{:02x}", body[i]);
     co_return net::Reply::close(
@@ -71,10 +115,11 @@ asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& c
   RequestContext ctx{broker, client, header};
   auto resp = co_await H::handle(ctx, req);
   if (!resp) co_return net::Reply::none();
+  if (const std::int16_t error = count_errors(stats, key, *resp); error != 0) {
+    log_rejected(stats, client, header, error, "error response");
+  }
   co_return encode_reply(key, version, header.correlation_id, *resp, version);
 }
-
-constexpr std::size_t kMaxApiKey = 128;
 
 constexpr std::array<HandlerFn, kMaxApiKey> make_table() {
   std::array<HandlerFn, kMaxApiKey> table{};
@@ -139,6 +184,8 @@ Broker::~Broker() = default;
 void Broker::attach(std::vector<asio::any_io_executor> executors) {
   shards_ = std::make_unique<ShardSet>(std::move(executors));
   group_hosts_.resize(shards_->count());
+  request_stats_.clear();
+  for (std::size_t i = 0; i < shards_->count(); ++i) request_stats_.push_back(std::make_unique<RequestStats>());
 }
 
 bool Broker::is_valid_topic_name(const std::string& name) const {
@@ -797,30 +844,41 @@ asio::awaitable<std::int16_t> Broker::sync_partitions(const std::vector<std::pai
 }
 
 asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::shared_ptr<const net::Frame> frame) {
+  RequestStats& stats = request_stats(client.shard);
   auto parsed = protocol::parse_request_header(frame->bytes);
   if (!parsed) {
-    const auto& h = parsed.error().header;
-    const char* why = parsed.error().error == protocol::HeaderError::kUnknownApi ? "unknown api key"
+    const bool unknown = parsed.error().error == protocol::HeaderError::kUnknownApi;
+    const char* why = unknown ? "unknown api key"
                       : parsed.error().error == protocol::HeaderError::kTruncated ? "truncated request header"
                                                                                   : "malformed request header";
-    spdlog::warn("rejected request client={}:{} api_key={} api_version={} correlation_id={} reason=\"{}\"",
-                 client.host, client.port, h.api_key, h.api_version, h.correlation_id, why);
+    stats.malformed[static_cast<std::size_t>(unknown ? Malformed::kUnknownApi : Malformed::kHeader)].inc();
+    log_rejected(stats, client, parsed.error().header, 0, why);
     co_return net::Reply::close(why);
   }
   const protocol::RequestHeader& header = *parsed;
   const auto key = static_cast<std::size_t>(static_cast<std::uint16_t>(header.api_key));
   HandlerFn fn = key < kHandlers.size() ? kHandlers[key] : nullptr;
   if (fn == nullptr) {
-    spdlog::warn("rejected request client={}:{} api_key={} api_version={} reason=\"api not served\"", client.host,
-                 client.port, header.api_key, header.api_version);
+    stats.malformed[static_cast<std::size_t>(Malformed::kUnknownApi)].inc();
+    log_rejected(stats, client, header, 0, "api not served");
     co_return net::Reply::close("api not served");
   }
+  ApiStats& api = stats.apis[key];
+  api.requests.inc();
+  api.request_bytes.inc(frame->bytes.size() + 4);
+  api.in_flight.add(1);
+  struct InFlight {
+    ApiStats& api;
+    ~InFlight() { api.in_flight.add(-1); }
+  } in_flight{api};
   Body body = std::span<const std::uint8_t>(frame->bytes).subspan(header.size);
   net::Reply reply = co_await fn(*this, client, header, body);
-  if (reply.kind == net::Reply::Kind::kClose) {
-    spdlog::warn("rejected request client={}:{} api_key={} api_version={} correlation_id={} reason=\"{}\"",
-                 client.host, client.port, header.api_key, header.api_version, header.correlation_id, reply.reason);
-  }
+  if (reply.kind == net::Reply::Kind::kClose) log_rejected(stats, client, header, 0, reply.reason);
+  if (reply.kind == net::Reply::Kind::kSend) api.response_bytes.inc(reply.bytes.size() + 4);
+  const auto received = frame->received_at == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now()
+                                                                                       : frame->received_at;
+  api.latency_us.observe(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - received).count()));
   co_return reply;
 }
 

@@ -33,6 +33,7 @@
 #include "broker/config.h"
 #include "broker/errors.h"
 #include "broker/group_host.h"
+#include "broker/request_stats.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
 #include "metadata/metadata_log.h"
@@ -122,6 +123,13 @@ class Broker final : public net::RequestSink {
   template <class F>
   auto with_group(std::int32_t partition, F f) -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>>;
 
+  // The request counters of a shard; written only on that shard (the dispatcher's).
+  [[nodiscard]] RequestStats& request_stats(std::size_t shard) { return *request_stats_[shard]; }
+  // On `shard` only: the group coordinators it runs, by __consumer_offsets partition.
+  [[nodiscard]] const std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>& group_hosts(std::size_t shard) const {
+    return group_hosts_[shard];
+  }
+
   // Runs f(controller) on shard 0 (reads only).
   template <class F>
   auto with_controller(F f) -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>>;
@@ -167,6 +175,7 @@ class Broker final : public net::RequestSink {
   group::GroupConfig group_config_;
   // Per shard: __consumer_offsets partition -> its coordinator. Touched only on that shard.
   std::vector<std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>> group_hosts_;
+  std::vector<std::unique_ptr<RequestStats>> request_stats_;  // per shard
   bool auto_create_topics_ = true;
   bool flush_on_acks_all_ = true;
   metadata::TopicDefaults topic_defaults_;

@@ -89,6 +89,8 @@ const std::vector<ConfigKey>& known_config_keys() {
       {"socket.send.buffer.bytes", "102400", "int", "Accepted for compatibility."},
       {"socket.receive.buffer.bytes", "102400", "int", "Accepted for compatibility."},
       {"flush.on.acks.all", "true", "boolean", "weir: fdatasync before acknowledging acks=all."},
+      {"metrics.listener", "", "string",
+       "weir: host:port of the Prometheus endpoint (GET /metrics); empty = no endpoint."},
   };
   return keys;
 }

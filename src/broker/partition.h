@@ -49,6 +49,20 @@ class Partition {
     for (auto& f : w) f();
   }
 
+  // Traffic since start, for metrics: bytes and records appended by producers, bytes read by
+  // fetches. Owner shard only, like everything here.
+  struct Traffic {
+    std::uint64_t bytes_in = 0;
+    std::uint64_t messages_in = 0;
+    std::uint64_t bytes_out = 0;
+  };
+  void count_produced(std::uint64_t bytes, std::uint64_t messages) {
+    traffic_.bytes_in += bytes;
+    traffic_.messages_in += messages;
+  }
+  void count_fetched(std::uint64_t bytes) { traffic_.bytes_out += bytes; }
+  [[nodiscard]] const Traffic& traffic() const { return traffic_; }
+
   [[nodiscard]] txn::ProducerStateTable& producers() { return producer_state_->table(); }
   [[nodiscard]] txn::ProducerStateManager& producer_state() { return *producer_state_; }
 
@@ -72,6 +86,7 @@ class Partition {
   std::int32_t leader_epoch_;
   storage::PartitionLog* log_;
   std::vector<std::function<void()>> watchers_;
+  Traffic traffic_;
   std::shared_ptr<txn::ProducerStateManager> producer_state_;
 };
 

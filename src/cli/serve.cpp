@@ -1,6 +1,7 @@
 #include "cli/serve.h"
 
 #include <chrono>
+#include <memory>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -8,6 +9,8 @@
 
 #include "base/log.h"
 #include "broker/broker.h"
+#include "broker/metrics_report.h"
+#include "metrics/http_endpoint.h"
 #include "net/server.h"
 
 namespace weir::cli {
@@ -55,6 +58,26 @@ int serve(const ServeOptions& options) {
     return 1;
   }
   if (!server.bound_ports().empty()) broker.set_bound_port(server.bound_ports().front());
+  // metrics.listener: Prometheus scrapes, served on a thread of their own (see metrics_report.h).
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
+  if (const std::string listener = config.get("metrics.listener"); !listener.empty()) {
+    metrics::HttpEndpointOptions mo;
+    if (auto err = metrics::parse_host_port(listener, mo.host, mo.port); !err.empty()) {
+      spdlog::error("config error=\"metrics.listener: {}\"", err);
+      server.stop();
+      broker.stop();
+      return 2;
+    }
+    metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(
+        mo, [&broker, &server]() { return broker::render_metrics(broker, server); });
+    if (auto err = metrics_endpoint->start(); !err.empty()) {
+      spdlog::error("startup failed error=\"{}\"", err);
+      server.stop();
+      broker.stop();
+      return 1;
+    }
+    spdlog::info("event=metrics_listening host={} port={}", mo.host, metrics_endpoint->port());
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   std::string where;
   for (const auto& l : config.listeners) where += l.name + "://" + l.host + ":" + std::to_string(l.port) + " ";
@@ -68,6 +91,7 @@ int serve(const ServeOptions& options) {
   signals.async_wait([&](const boost::system::error_code&, int sig) { signal_number = sig; });
   signals_ctx.run();
   spdlog::info("shutting down signal={}", signal_number);
+  if (metrics_endpoint) metrics_endpoint->stop();  // before the shards stop: a scrape posts to them
   server.stop();
   broker.stop();
   spdlog::info("stopped");

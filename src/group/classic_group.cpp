@@ -25,6 +25,15 @@ const Bytes* Member::metadata_for(std::string_view protocol_name) const {
 }
 
 void ClassicGroup::transition_to(GroupState next, std::int64_t now_ms) {
+  if (next == GroupState::kPreparingRebalance && rebalance_started_ms_ < 0) {  // a re-join mid-rebalance continues it
+    rebalance_started_ms_ = now_ms;
+  } else if (next == GroupState::kStable && rebalance_started_ms_ >= 0) {
+    ++rebalances_;
+    last_rebalance_ms_ = now_ms - rebalance_started_ms_;
+    rebalance_started_ms_ = -1;
+  } else if (next == GroupState::kEmpty || next == GroupState::kDead) {
+    rebalance_started_ms_ = -1;
+  }
   previous_state_ = state_;
   state_ = next;
   state_timestamp_ms_ = now_ms;

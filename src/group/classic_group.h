@@ -91,6 +91,10 @@ class ClassicGroup {
   [[nodiscard]] const std::optional<std::string>& protocol_name() const { return protocol_name_; }
   [[nodiscard]] const std::string& leader_id() const { return leader_id_; }
   [[nodiscard]] std::int64_t state_timestamp_ms() const { return state_timestamp_ms_; }
+  // Rebalances completed (PreparingRebalance through to Stable) since this broker loaded the
+  // group, and how long the last one took; for metrics, not persisted.
+  [[nodiscard]] std::uint64_t rebalances() const { return rebalances_; }
+  [[nodiscard]] std::int64_t last_rebalance_ms() const { return last_rebalance_ms_; }
 
   // Members, ordered by member id so that every iteration (responses, records) is deterministic.
   [[nodiscard]] const std::map<std::string, Member>& members() const { return members_; }
@@ -152,6 +156,9 @@ class ClassicGroup {
   GroupState state_ = GroupState::kEmpty;
   GroupState previous_state_ = GroupState::kEmpty;
   std::int64_t state_timestamp_ms_ = -1;
+  std::int64_t rebalance_started_ms_ = -1;  // -1: no rebalance under way
+  std::uint64_t rebalances_ = 0;
+  std::int64_t last_rebalance_ms_ = -1;
   std::int32_t generation_id_ = 0;
   std::optional<std::string> protocol_type_;
   std::optional<std::string> protocol_name_;

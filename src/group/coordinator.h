@@ -195,13 +195,17 @@ class GroupCoordinator {
   // Ends loading: arms every restored member's session timer from `now_ms`.
   void finish_replay(std::int64_t now_ms);
 
+  using PartitionOffsets = std::map<std::pair<std::string, std::int32_t>, CommittedOffset>;
+  // Every group and every group's committed offsets (a group may have offsets and no
+  // ClassicGroup: offsets committed without joining), for metrics.
+  [[nodiscard]] const std::map<std::string, std::unique_ptr<ClassicGroup>>& groups() const { return groups_; }
+  [[nodiscard]] const std::map<std::string, PartitionOffsets>& offsets() const { return offsets_; }
   [[nodiscard]] const ClassicGroup* group(const std::string& group_id) const;
   [[nodiscard]] std::optional<CommittedOffset> committed(const std::string& group_id,
                                                          const std::string& topic,
                                                          std::int32_t partition) const;
 
  private:
-  using PartitionOffsets = std::map<std::pair<std::string, std::int32_t>, CommittedOffset>;
   struct JoinContext;
 
   ClassicGroup& get_or_create(const std::string& group_id);

@@ -1,6 +1,7 @@
 #include "net/connection.h"
 
 #include <array>
+#include <chrono>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/log.h"
 #include "net/server.h"
 
 namespace weir::net {
@@ -18,13 +20,15 @@ namespace weir::net {
 namespace asio = boost::asio;
 
 Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
-                       std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server)
+                       std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server,
+                       ShardStats& stats)
     : socket_(std::move(socket)),
       sink_(sink),
       client_(std::move(client)),
       max_request_bytes_(max_request_bytes),
       max_inflight_(static_cast<std::size_t>(max_inflight)),
       server_(server),
+      stats_(stats),
       writer_wake_(socket_.get_executor()),
       reader_wake_(socket_.get_executor()) {
   writer_wake_.expires_at(asio::steady_timer::time_point::max());
@@ -45,9 +49,14 @@ void Connection::close() {
 void Connection::shutdown(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
-  if (!reason.empty()) {
-    spdlog::info("connection closed id={} client={}:{} listener={} reason=\"{}\"", client_.connection_id,
-                 client_.host, client_.port, client_.listener, reason);
+  stats_.connections_closed.inc();
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!reason.empty() && stats_.close_log.allow(now_ms)) {
+    spdlog::info("event=connection_closed {} {} {} {} {} dropped_lines={}", log::kv("id", client_.connection_id),
+                 log::kv("client", fmt::format("{}:{}", client_.host, client_.port)),
+                 log::kv("listener", client_.listener), log::kv("shard", client_.shard), log::kv("reason", reason),
+                 stats_.close_log.take_dropped());
   }
   boost::system::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
@@ -58,6 +67,7 @@ void Connection::shutdown(const std::string& reason) {
 }
 
 asio::awaitable<void> Connection::read_loop() {
+  stats_.connections_opened.inc();  // here: on the connection's own executor, its single writer
   std::array<std::uint8_t, 4> size_buf{};
   while (!closed_) {
     boost::system::error_code ec;
@@ -70,6 +80,7 @@ asio::awaitable<void> Connection::read_loop() {
                                                         (std::uint32_t{size_buf[1]} << 16) |
                                                         (std::uint32_t{size_buf[2]} << 8) | size_buf[3]);
     if (size < 0 || size > max_request_bytes_) {
+      stats_.oversized_frames.inc();
       shutdown(fmt::format("request size {} is outside 0..socket.request.max.bytes ({})", size,
                            max_request_bytes_));
       co_return;
@@ -81,6 +92,8 @@ asio::awaitable<void> Connection::read_loop() {
       shutdown(ec == asio::error::eof ? "client closed mid-request" : ec.message());
       co_return;
     }
+    frame->received_at = std::chrono::steady_clock::now();
+    if (!closed_ && slots_.size() >= max_inflight_) stats_.inflight_limit_hits.inc();
     while (!closed_ && slots_.size() >= max_inflight_) {
       co_await reader_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }

@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "net/request_sink.h"
+#include "net/stats.h"
 
 namespace weir::net {
 
@@ -20,7 +21,7 @@ class Server;
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(boost::asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
-             std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server);
+             std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server, ShardStats& stats);
 
   // Starts the reader and writer on the socket's executor.
   void start();
@@ -45,6 +46,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::int32_t max_request_bytes_;
   std::size_t max_inflight_;
   Server& server_;
+  ShardStats& stats_;  // of the connection's executor
   std::deque<std::shared_ptr<Slot>> slots_;
   boost::asio::steady_timer writer_wake_;
   boost::asio::steady_timer reader_wake_;

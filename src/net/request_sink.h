@@ -1,6 +1,8 @@
 // The interface between the connection layer and whatever answers requests (the broker).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,11 +18,15 @@ struct ClientInfo {
   std::uint16_t port = 0;
   std::string listener;
   std::uint64_t connection_id = 0;
+  // The executor (shard) serving the connection: handle() runs there and resumes there.
+  std::size_t shard = 0;
 };
 
 // One request frame as read from the socket, without its 4-byte size prefix.
 struct Frame {
   std::vector<std::uint8_t> bytes;
+  // When the whole frame had been read (latency is measured from here).
+  std::chrono::steady_clock::time_point received_at;
 };
 
 struct Reply {

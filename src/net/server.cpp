@@ -19,6 +19,7 @@ Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(op
   const int n = std::max(1, options_.threads);
   for (int i = 0; i < n; ++i) {
     contexts_.push_back(std::make_unique<asio::io_context>(1));
+    stats_.push_back(std::make_unique<ShardStats>());
     guards_.push_back(std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
         contexts_.back()->get_executor()));
   }
@@ -95,8 +96,9 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
     }
     client.listener = listener;
     client.connection_id = next_connection_id_.fetch_add(1);
+    client.shard = target;
     auto conn = std::make_shared<Connection>(std::move(socket), sink_, client, options_.socket_request_max_bytes,
-                                             options_.max_inflight_requests_per_connection, *this);
+                                             options_.max_inflight_requests_per_connection, *this, *stats_[target]);
     register_connection(conn);
     conn->start();
   }

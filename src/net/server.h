@@ -21,6 +21,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "net/request_sink.h"
+#include "net/stats.h"
 
 namespace weir::net {
 
@@ -61,6 +62,9 @@ class Server {
   // One executor per thread, in thread order; valid from construction.
   [[nodiscard]] std::vector<boost::asio::any_io_executor> executors() const;
 
+  // Counters of the connections served on executor i (read from any thread).
+  [[nodiscard]] const ShardStats& stats(std::size_t i) const { return *stats_[i]; }
+
   void register_connection(const std::shared_ptr<Connection>& c);
   void unregister_connection(std::uint64_t id);
 
@@ -72,6 +76,7 @@ class Server {
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   std::vector<std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>> guards_;
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
+  std::vector<std::unique_ptr<ShardStats>> stats_;  // per context
   std::vector<std::thread> threads_;
   std::atomic<std::uint64_t> next_connection_id_{1};
   std::atomic<std::size_t> next_context_{0};

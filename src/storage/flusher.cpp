@@ -16,6 +16,11 @@ void Flusher::start() {
   WEIR_ASSERT(!running_ && !thread_.joinable(), "flusher started twice");
   running_ = true;
   stopping_ = false;
+  {
+    std::lock_guard pool(pool_mutex_);
+    pool_stopping_ = false;
+  }
+  for (std::size_t i = 1; i < options_.sync_threads; ++i) helpers_.emplace_back([this] { helper_loop(); });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -27,8 +32,66 @@ void Flusher::stop() {
   }
   wake_.notify_all();
   thread_.join();
+  {
+    std::lock_guard pool(pool_mutex_);
+    pool_stopping_ = true;
+  }
+  pool_wake_.notify_all();
+  for (auto& h : helpers_) h.join();
+  helpers_.clear();
   std::lock_guard lock(mutex_);
   running_ = false;
+}
+
+void Flusher::helper_loop() {
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::vector<FileSync*>* work = nullptr;
+    {
+      std::unique_lock lock(pool_mutex_);
+      pool_wake_.wait(lock, [&] { return pool_stopping_ || pool_generation_ != seen; });
+      if (pool_stopping_) return;
+      seen = pool_generation_;
+      work = pool_work_;
+    }
+    sync_some(*work);
+    {
+      std::lock_guard lock(pool_mutex_);
+      --pool_busy_;
+    }
+    pool_done_.notify_all();
+  }
+}
+
+void Flusher::sync_some(std::vector<FileSync*>& list) {
+  for (std::size_t i = next_sync_++; i < list.size(); i = next_sync_++) {
+    FileSync& f = *list[i];
+    if (auto ok = f.file->sync(); !ok) {
+      f.ok = false;
+      ++failed_syncs_in_cycle_;
+      log::get("storage")->error("event=fdatasync_failed {} {}", log::kv("fd", f.file->fd()),
+                                 log::kv("error", to_string(ok.error())));
+    }
+  }
+}
+
+void Flusher::sync_files(std::vector<FileSync*>& list) {
+  next_sync_ = 0;
+  if (helpers_.empty() || list.size() < options_.parallel_min_files) {
+    sync_some(list);
+    return;
+  }
+  {
+    std::lock_guard lock(pool_mutex_);
+    pool_work_ = &list;
+    pool_busy_ = helpers_.size();
+    ++pool_generation_;
+  }
+  pool_wake_.notify_all();
+  sync_some(list);  // the flusher thread works too
+  std::unique_lock lock(pool_mutex_);
+  pool_done_.wait(lock, [&] { return pool_busy_ == 0; });
+  pool_work_ = nullptr;
 }
 
 bool Flusher::submit(SyncToken token, Callback done) {
@@ -65,21 +128,18 @@ void Flusher::run() {
 
 void Flusher::run_cycle(std::vector<Request>& requests) {
   // Each distinct descriptor and directory once; remember how each went.
-  std::map<int, std::pair<File*, bool>> files;
+  std::map<int, FileSync> files;
   std::map<std::filesystem::path, bool> directories;
   for (const Request& r : requests) {
-    for (const SyncToken::FileEntry& e : r.token.files) files.emplace(e.file->fd(), std::pair{e.file.get(), true});
+    for (const SyncToken::FileEntry& e : r.token.files) files.emplace(e.file->fd(), FileSync{e.file.get()});
     for (const auto& d : r.token.directories) directories.emplace(d, true);
   }
-  std::int64_t failed = 0;
-  for (auto& [fd, entry] : files) {
-    if (auto ok = entry.first->sync(); !ok) {
-      entry.second = false;
-      ++failed;
-      log::get("storage")->error("event=fdatasync_failed {} {}", log::kv("fd", fd),
-                                 log::kv("error", to_string(ok.error())));
-    }
-  }
+  std::vector<FileSync*> list;
+  list.reserve(files.size());
+  for (auto& [fd, entry] : files) list.push_back(&entry);
+  failed_syncs_in_cycle_ = 0;
+  sync_files(list);
+  std::int64_t failed = failed_syncs_in_cycle_;
   for (auto& [dir, ok_flag] : directories) {
     if (auto ok = fs_.sync_directory(dir); !ok) {
       ok_flag = false;
@@ -99,7 +159,7 @@ void Flusher::run_cycle(std::vector<Request>& requests) {
   }
   for (Request& r : requests) {
     bool ok = true;
-    for (const SyncToken::FileEntry& e : r.token.files) ok = ok && files.at(e.file->fd()).second;
+    for (const SyncToken::FileEntry& e : r.token.files) ok = ok && files.at(e.file->fd()).ok;
     for (const auto& d : r.token.directories) ok = ok && directories.at(d);
     r.done(ok ? Status<Errc>() : Status<Errc>(unexpected(Errc::kStorageError)));
   }

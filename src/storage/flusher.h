@@ -6,6 +6,13 @@
 //          fsync each distinct directory; then call every callback with success, or with
 //          kStorageError if a file or directory of its token failed to sync.
 //
+// A cycle with at least Options::parallel_min_files files syncs them from Options::sync_threads
+// threads at once (the flusher thread and helpers it keeps): on ext4 concurrent fdatasyncs share
+// journal commits. bench/flush_bench.cpp measured it on the project's 2-core virtio machine: 64
+// dirty files 8.8 ms sequential, 3.2 ms from 8 threads; 16 files 2.4 ms vs 1.2 ms. syncfs() was
+// faster still on an otherwise idle file system but slower as soon as other (acks=1) data was
+// dirty, which it flushes too (64 files with 4 MiB of such data: 5.1 ms), so it is not used.
+//
 // Callbacks run on the flusher thread; the broker posts them back to the log's owner thread,
 // which calls PartitionLog::mark_synced(token) on success. Keep them short.
 //
@@ -14,6 +21,7 @@
 // Thread-safe: submit() from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +43,8 @@ class Flusher {
 
   struct Options {
     std::size_t max_queued_requests = 65536;
+    std::size_t sync_threads = 8;       // threads syncing one cycle's files (1: sequential)
+    std::size_t parallel_min_files = 3;  // fewer files than this are synced sequentially
   };
 
   struct Stats {
@@ -68,8 +78,17 @@ class Flusher {
     Callback done;
   };
 
+  struct FileSync {
+    File* file;
+    bool ok = true;
+  };
+
   void run();
   void run_cycle(std::vector<Request>& requests);
+  // Syncs every file of the list (marking failures), in parallel when it is long enough.
+  void sync_files(std::vector<FileSync*>& list);
+  void sync_some(std::vector<FileSync*>& list);  // takes items off next_sync_ until none is left
+  void helper_loop();
 
   FileSystem& fs_;
   Options options_;
@@ -80,6 +99,18 @@ class Flusher {
   bool stopping_ = false;
   std::thread thread_;
   Stats stats_;
+
+  // Helpers of parallel cycles, started with the flusher thread.
+  std::vector<std::thread> helpers_;
+  std::mutex pool_mutex_;
+  std::condition_variable pool_wake_;
+  std::condition_variable pool_done_;
+  std::vector<FileSync*>* pool_work_ = nullptr;  // the current parallel list; guarded by pool_mutex_
+  std::uint64_t pool_generation_ = 0;           // bumped per parallel list
+  std::size_t pool_busy_ = 0;                   // helpers still working on it
+  bool pool_stopping_ = false;
+  std::atomic<std::size_t> next_sync_{0};
+  std::atomic<std::int64_t> failed_syncs_in_cycle_{0};
 };
 
 }  // namespace weir::storage

@@ -65,6 +65,8 @@ class Member:
         self.assignment: set[tuple[str, int]] = set()
         self.events: list[tuple[str, set]] = []  # ("assign"|"revoke"|"lost", partitions)
         self.records: list[tuple[int, int, bytes]] = []  # (partition, offset, value)
+        self.record_times: list[float] = []  # time.monotonic() of each of self.records
+        self.event_times: list[float] = []  # time.monotonic() of each of self.events
         self.errors: list[str] = []
         self.commit_each = False
         self.paused = False
@@ -82,18 +84,21 @@ class Member:
         with self.lock:
             got = self._parts(parts)
             self.events.append(("assign", got))
+            self.event_times.append(time.monotonic())
             self.assignment = (self.assignment | got) if self.cooperative else got
 
     def _on_revoke(self, consumer, parts):
         with self.lock:
             gone = self._parts(parts)
             self.events.append(("revoke", gone))
+            self.event_times.append(time.monotonic())
             self.assignment -= gone
 
     def _on_lost(self, consumer, parts):
         with self.lock:
             gone = self._parts(parts)
             self.events.append(("lost", gone))
+            self.event_times.append(time.monotonic())
             self.assignment -= gone
 
     def _run(self):
@@ -110,6 +115,7 @@ class Member:
                 continue
             with self.lock:
                 self.records.append((msg.partition(), msg.offset(), msg.value()))
+                self.record_times.append(time.monotonic())
             if self.commit_each:
                 try:
                     self.consumer.commit(message=msg, asynchronous=False)
@@ -324,6 +330,53 @@ def test_seed002_cooperative_third_member_revokes_only_what_moves(broker, topic_
         # Only partitions that went to c3 were revoked; the rest stayed (and kept being consumed).
         assert revoked <= moved, (idx, revoked, moved)
         assert before[idx] - revoked == c.owned()
+    assert not any(kind == "lost" for c in (c1, c2, c3) for kind, _ in c.event_log())
+
+
+def test_seed002_cooperative_rebalance_keeps_records_flowing(broker, topic_name, members):
+    """While a third cooperative-sticky member joins, the members keep consuming the partitions
+    they keep. c2 stops polling for a few seconds as c3 joins, so the rebalance cannot finish
+    before c2 hands over its partition; meanwhile c1, which has already given up the partition
+    that moves, still receives records of the partitions it keeps. (With an eager protocol c1
+    would hold nothing from its revoke until the rebalance completes.)"""
+    create_topic(broker, topic_name, 6)
+    group = f"g-{topic_name[-6:]}"
+    coop = {"partition.assignment.strategy": "cooperative-sticky"}
+    c1 = members(broker, group, [topic_name], **coop)
+    c2 = members(broker, group, [topic_name], **coop)
+    wait_for(lambda: len(c1.owned()) == 3 and len(c2.owned()) == 3, 60, "a 3:3 split")
+    stop = threading.Event()
+
+    def keep_producing():
+        p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        i = 0
+        while not stop.is_set():
+            p.produce(topic_name, value=b"v%d" % i, partition=i % 6)
+            p.poll(0)
+            i += 1
+            time.sleep(0.002)
+        p.flush(30)
+
+    producer = threading.Thread(target=keep_producing, daemon=True)
+    producer.start()
+    try:
+        wait_for(lambda: len(c1.seen()) > 50 and len(c2.seen()) > 50, 60, "records flowing to both members")
+        n1 = len(c1.event_log())
+        c2.hold(True)
+        c3 = members(broker, group, [topic_name], **coop)
+        time.sleep(4)
+        c2.hold(False)
+        wait_for(lambda: all(len(c.owned()) == 2 for c in (c1, c2, c3)), 60, "a 2:2:2 split")
+        assigned_at = next(t for (kind, parts), t in zip(c3.event_log(), c3.event_times) if kind == "assign" and parts)
+    finally:
+        stop.set()
+        producer.join(30)
+    with c1.lock:
+        revoked_at = next(t for (kind, _), t in zip(c1.events[n1:], c1.event_times[n1:]) if kind == "revoke")
+        during = {p for (p, _, _), t in zip(c1.records, c1.record_times) if revoked_at < t < assigned_at}
+    kept = {p for _, p in c1.owned()}
+    assert assigned_at - revoked_at > 1, (revoked_at, assigned_at)  # c2's pause held the rebalance open
+    assert during and during <= kept, (during, kept)
     assert not any(kind == "lost" for c in (c1, c2, c3) for kind, _ in c.event_log())
 
 

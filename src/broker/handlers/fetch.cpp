@@ -63,6 +63,7 @@ PartitionRead read_partition(Partition* p, const Wanted& w, std::int32_t max_byt
     r.error = code(storage_error_code(copied.error()));
     r.records.clear();
   }
+  p->count_fetched(r.records.size());  // bytes read for a fetch (a long-poll re-read counts again)
   return r;
 }
 

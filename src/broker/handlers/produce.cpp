@@ -157,6 +157,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
         o.log_append_time_ms = appended->log_append_time_ms;
         o.log_start_offset = appended->log_start_offset;
         o.appended = true;
+        std::uint64_t messages = 0;
+        for (const auto& b : infos) messages += static_cast<std::uint64_t>(b.record_count);
+        p->count_produced(records->size(), messages);
         o.flush_due = p->log().unflushed_messages() >= p->log().config().flush_messages;
         p->notify_watchers();
         return o;

@@ -56,5 +56,30 @@ TEST(LogTest, LinesGoToStderrAsKeyValues) {
       << line;
 }
 
+TEST(LogRateLimiterTest, BurstThenRefillAtTheRateCountingDroppedLines) {
+  log::RateLimiter limiter(10, 3);  // 10 lines/s, 3 at once
+  EXPECT_TRUE(limiter.allow(1000));
+  EXPECT_TRUE(limiter.allow(1000));
+  EXPECT_TRUE(limiter.allow(1000));
+  EXPECT_FALSE(limiter.allow(1000));
+  EXPECT_FALSE(limiter.allow(1050));  // half a token
+  EXPECT_TRUE(limiter.allow(1100));   // one token after 100 ms
+  EXPECT_EQ(limiter.take_dropped(), 2u);
+  EXPECT_EQ(limiter.take_dropped(), 0u);
+  EXPECT_TRUE(limiter.allow(61000));  // a long pause refills only up to the burst
+  EXPECT_TRUE(limiter.allow(61000));
+  EXPECT_TRUE(limiter.allow(61000));
+  EXPECT_FALSE(limiter.allow(61000));
+  EXPECT_EQ(limiter.dropped_total(), 3u);
+}
+
+TEST(LogRateLimiterTest, ClockGoingBackwardsDoesNotRefill) {
+  log::RateLimiter limiter(1000, 1);
+  EXPECT_TRUE(limiter.allow(5000));
+  EXPECT_FALSE(limiter.allow(4000));
+  EXPECT_FALSE(limiter.allow(5000));
+  EXPECT_TRUE(limiter.allow(5001));
+}
+
 }  // namespace
 }  // namespace weir

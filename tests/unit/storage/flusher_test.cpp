@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "storage/fault_file_system.h"
 #include "storage/partition_log.h"
@@ -140,6 +141,57 @@ TEST_F(FlusherTest, FailedSyncReportsStorageErrorToItsRequestsOnly) {
   ASSERT_TRUE(flusher.submit(token, [&](Status<Errc> r) { retried.set_value(r); }));
   EXPECT_TRUE(retried.get_future().get().has_value());
   EXPECT_EQ(flusher.stats().failed_syncs, 2) << "the file and the directory";
+}
+
+TEST_F(FlusherTest, ACycleWithManyFilesSyncsThemInParallel) {
+  std::vector<PartitionLog*> many;
+  for (int i = 0; i < 12; ++i) {
+    many.push_back(&make_log(i));
+    append(*many.back());
+  }
+  PartitionLog& first = make_log(99);
+  append(first);
+  SyncGate gate;
+  std::atomic<bool> gate_armed{true};
+  std::atomic<int> in_sync{0};
+  std::atomic<int> most_at_once{0};
+  fs.set_sync_hook([&] {
+    if (gate_armed.exchange(false)) gate.hold();
+    const int now = ++in_sync;
+    int seen = most_at_once.load();
+    while (now > seen && !most_at_once.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    --in_sync;
+  });
+  Flusher flusher(fs, Flusher::Options{.sync_threads = 4, .parallel_min_files = 3});
+  flusher.start();
+  std::promise<void> first_done;
+  ASSERT_TRUE(flusher.submit(first.prepare_sync(), [&](Status<Errc> r) {
+    EXPECT_TRUE(r.has_value());
+    first_done.set_value();
+  }));
+  gate.wait_until_held();  // cycle 1 runs: the twelve below pile up for cycle 2
+  std::atomic<int> completed{0};
+  std::promise<void> all_done;
+  std::vector<SyncToken> tokens;
+  for (PartitionLog* log : many) {
+    tokens.push_back(log->prepare_sync());
+    ASSERT_TRUE(flusher.submit(tokens.back(), [&](Status<Errc> r) {
+      EXPECT_TRUE(r.has_value());
+      if (++completed == 12) all_done.set_value();
+    }));
+  }
+  gate.release();
+  first_done.get_future().wait();
+  all_done.get_future().wait();
+  EXPECT_GT(most_at_once.load(), 1) << "syncs of one cycle overlapped";
+  EXPECT_LE(most_at_once.load(), 4);
+  EXPECT_EQ(flusher.stats().cycles, 2);
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    many[i]->mark_synced(tokens[i]);
+    EXPECT_EQ(many[i]->recovery_point(), 2);
+  }
 }
 
 TEST_F(FlusherTest, QueueIsBoundedAndStopFinishesQueuedRequests) {

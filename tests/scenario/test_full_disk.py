@@ -1,0 +1,94 @@
+"""A full data disk (weir only: a Kafka broker whose only log dir fails takes the dir offline and
+shuts down). weir answers the produces that do not fit KAFKA_STORAGE_ERROR, keeps serving every
+acknowledged record, stays up, and takes writes again once space is freed (here by deleting the
+topic that filled the disk). The disk is a small tmpfs, so this needs permission to mount one."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from harness import run_tool
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()}): the full-disk scenario needs one")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def produce(bootstrap: str, topic: str, count: int) -> tuple[list[bytes], dict[str, int]]:
+    """The values acknowledged, in offset order, and the errors by name."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": False, "retries": 0,
+                  "message.timeout.ms": 20000, "linger.ms": 5})
+    acked: list[tuple[int, bytes]] = []
+    errors: dict[str, int] = {}
+
+    def on_delivery(err, msg):
+        if err is None:
+            acked.append((msg.offset(), msg.value()))
+        else:
+            errors[err.name()] = errors.get(err.name(), 0) + 1
+
+    for i in range(count):
+        while True:
+            try:
+                p.produce(topic, value=(b"%08d" % i) * 125, on_delivery=on_delivery)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    assert p.flush(60) == 0
+    return [v for _, v in sorted(acked)], errors
+
+
+def consume_all(bootstrap: str, topic: str) -> list[bytes]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.partition.eof": True,
+                  "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, 0, 0)])
+    values = []
+    try:
+        while True:
+            m = c.poll(10)
+            assert m is not None, f"no end of partition after {len(values)} records"
+            if m.error():
+                assert m.error().code() == m.error()._PARTITION_EOF, m.error()
+                return values
+            values.append(m.value())
+    finally:
+        c.close()
+
+
+def test_full_disk_refuses_writes_keeps_acknowledged_data_and_recovers(weir_factory, small_disk, topic_name):
+    b = weir_factory(settings={"log.dirs": str(small_disk / "data")})
+    run_tool("kafka-topics", "--create", "--topic", topic_name, "--partitions", "1", "--replication-factor", "1",
+             bootstrap=b, timeout=60).check()
+    acked, errors = produce(b.bootstrap, topic_name, 40000)  # ~40 MB into 24 MB
+    assert len(acked) > 1000 and errors, (len(acked), errors)
+    assert set(errors) == {"KAFKA_STORAGE_ERROR"}, errors
+    assert b.running
+
+    # Every acknowledged record is there, in order, intact; nothing else is.
+    assert consume_all(b.bootstrap, topic_name) == acked
+
+    # Free the space: the topic's deletion still fits in the metadata log; then writes succeed.
+    run_tool("kafka-topics", "--delete", "--topic", topic_name, bootstrap=b, timeout=60).check()
+    again = f"{topic_name}-again"
+    deadline = time.monotonic() + 30
+    while True:
+        acked2, errors2 = produce(b.bootstrap, again, 2000)
+        if len(acked2) == 2000 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert (len(acked2), errors2) == (2000, {})
+    assert len(consume_all(b.bootstrap, again)) == 2000
+    b.stop()  # a clean exit (code 0) after all that
