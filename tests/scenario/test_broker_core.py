@@ -8,7 +8,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from harness import run_tool
 
@@ -112,6 +112,40 @@ def test_invalid_topic_name_is_refused(broker):
         fut.result(30)
     assert e.value.args[0].name() == "TOPIC_EXCEPTION"  # librdkafka's name for INVALID_TOPIC_EXCEPTION (17)
     assert e.value.args[0].code() == 17
+
+
+# Kafka 4 refuses topic configs the librdkafka 2.0.2 suite still sets (0077, 0129, 0092): the same
+# error code and message from weir.
+def test_segment_bytes_below_kafkas_minimum_is_refused(broker, topic_name):
+    res = run_tool("kafka-topics", "--create", "--topic", topic_name, "--partitions", 1,
+                   "--replication-factor", 1, "--config", "segment.bytes=10000", bootstrap=broker,
+                   timeout=90)
+    assert res.rc != 0
+    assert ("Invalid value 10000 for configuration segment.bytes: Value must be at least 1048576"
+            in res.stdout + res.stderr)
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    fut = admin.create_topics([NewTopic(topic_name, 1, 1, config={"segment.bytes": "20000"})])[topic_name]
+    with pytest.raises(KafkaException) as e:
+        fut.result(30)
+    err = e.value.args[0]
+    assert err.name() == "INVALID_CONFIG"
+    assert err.str() == "Invalid value 20000 for configuration segment.bytes: Value must be at least 1048576"
+    assert topic_name not in admin.list_topics(timeout=30).topics
+
+
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated")
+def test_message_format_version_is_an_unknown_topic_config(broker, topic_name):
+    create_topic(broker, topic_name, partitions=1).check()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic_name,
+                              set_config={"message.format.version": "0.10.0.0"})
+    fut = admin.alter_configs([resource])[resource]  # legacy AlterConfigs, as librdkafka 2.0.2 sends
+    with pytest.raises(KafkaException) as e:
+        fut.result(30)
+    err = e.value.args[0]
+    assert err.name() == "INVALID_CONFIG"
+    assert err.str() == "Unknown topic config name: message.format.version"
 
 
 # ----------------------------------------------------------------------------- produce/fetch
