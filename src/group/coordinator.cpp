@@ -359,8 +359,10 @@ void GroupCoordinator::prepare_rebalance(ClassicGroup& g, std::int64_t now_ms, E
     const std::int32_t delay_ms = config_.initial_rebalance_delay_ms;
     g.new_member_added = false;
     g.initial_join_remaining_ms = std::max<std::int64_t>(g.rebalance_timeout_ms() - delay_ms, 0);
+    // Even with no delay the join completes from the timer, as Kafka's does: JoinGroups already
+    // on their way (members started together) join this first generation instead of forcing a
+    // second rebalance, and each round with new arrivals is followed by another.
     g.join_deadline_ms = now_ms + delay_ms;
-    if (delay_ms == 0) complete_join(g, now_ms, fx);
     return;
   }
   g.initial_join_remaining_ms = -1;
