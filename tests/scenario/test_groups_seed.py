@@ -313,13 +313,19 @@ def test_seed000_kill9_member_partitions_move_after_session_timeout(broker, topi
 
 
 # ------------------------------------------------------------------------------ seed 002
-def test_seed002_cooperative_third_member_revokes_only_what_moves(broker, topic_name, members):
+def two_cooperative_members(broker, topic_name, members):
+    """A 6-partition topic and two cooperative-sticky members holding 3 partitions each."""
     create_topic(broker, topic_name, 6)
     group = f"g-{topic_name[-6:]}"
     coop = {"partition.assignment.strategy": "cooperative-sticky"}
     c1 = members(broker, group, [topic_name], **coop)
     c2 = members(broker, group, [topic_name], **coop)
     wait_for(lambda: len(c1.owned()) == 3 and len(c2.owned()) == 3, 60, "a 3:3 split")
+    return group, coop, c1, c2
+
+
+def test_seed002_cooperative_third_member_revokes_only_what_moves(broker, topic_name, members):
+    group, coop, c1, c2 = two_cooperative_members(broker, topic_name, members)
     before = {1: c1.owned(), 2: c2.owned()}
     n1, n2 = len(c1.event_log()), len(c2.event_log())
     c3 = members(broker, group, [topic_name], **coop)
@@ -339,12 +345,7 @@ def test_seed002_cooperative_rebalance_keeps_records_flowing(broker, topic_name,
     before c2 hands over its partition; meanwhile c1, which has already given up the partition
     that moves, still receives records of the partitions it keeps. (With an eager protocol c1
     would hold nothing from its revoke until the rebalance completes.)"""
-    create_topic(broker, topic_name, 6)
-    group = f"g-{topic_name[-6:]}"
-    coop = {"partition.assignment.strategy": "cooperative-sticky"}
-    c1 = members(broker, group, [topic_name], **coop)
-    c2 = members(broker, group, [topic_name], **coop)
-    wait_for(lambda: len(c1.owned()) == 3 and len(c2.owned()) == 3, 60, "a 3:3 split")
+    group, coop, c1, c2 = two_cooperative_members(broker, topic_name, members)
     stop = threading.Event()
 
     def keep_producing():
