@@ -16,11 +16,15 @@ void Flusher::start() {
   WEIR_ASSERT(!running_ && !thread_.joinable(), "flusher started twice");
   running_ = true;
   stopping_ = false;
+  std::uint64_t generation = 0;
   {
     std::lock_guard pool(pool_mutex_);
     pool_stopping_ = false;
+    generation = pool_generation_;  // a restarted flusher's helpers must not take an old list for new work
   }
-  for (std::size_t i = 1; i < options_.sync_threads; ++i) helpers_.emplace_back([this] { helper_loop(); });
+  for (std::size_t i = 1; i < options_.sync_threads; ++i) {
+    helpers_.emplace_back([this, generation] { helper_loop(generation); });
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -43,8 +47,7 @@ void Flusher::stop() {
   running_ = false;
 }
 
-void Flusher::helper_loop() {
-  std::uint64_t seen = 0;
+void Flusher::helper_loop(std::uint64_t seen) {
   for (;;) {
     std::vector<FileSync*>* work = nullptr;
     {

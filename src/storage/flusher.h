@@ -88,7 +88,7 @@ class Flusher {
   // Syncs every file of the list (marking failures), in parallel when it is long enough.
   void sync_files(std::vector<FileSync*>& list);
   void sync_some(std::vector<FileSync*>& list);  // takes items off next_sync_ until none is left
-  void helper_loop();
+  void helper_loop(std::uint64_t seen);  // seen: the generation already handled
 
   FileSystem& fs_;
   Options options_;

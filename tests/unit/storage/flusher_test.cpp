@@ -194,6 +194,34 @@ TEST_F(FlusherTest, ACycleWithManyFilesSyncsThemInParallel) {
   }
 }
 
+TEST_F(FlusherTest, ARestartedFlusherStillSyncsManyFilesInParallel) {
+  std::vector<PartitionLog*> many;
+  for (int i = 0; i < 6; ++i) {
+    many.push_back(&make_log(i));
+    append(*many.back());
+  }
+  Flusher flusher(fs, Flusher::Options{.sync_threads = 4, .parallel_min_files = 3});
+  for (int round = 0; round < 2; ++round) {
+    flusher.start();
+    for (PartitionLog* log : many) append(*log);
+    // One request naming every log's files: a cycle with six files, synced by the pool.
+    std::vector<SyncToken> tokens;
+    for (PartitionLog* log : many) tokens.push_back(log->prepare_sync());
+    std::atomic<int> completed{0};
+    std::promise<void> done;
+    for (const auto& t : tokens) {
+      ASSERT_TRUE(flusher.submit(t, [&](Status<Errc> r) {
+        EXPECT_TRUE(r.has_value());
+        if (++completed == static_cast<int>(tokens.size())) done.set_value();
+      }));
+    }
+    done.get_future().wait();
+    for (std::size_t i = 0; i < many.size(); ++i) many[i]->mark_synced(tokens[i]);
+    flusher.stop();
+  }
+  for (PartitionLog* log : many) EXPECT_EQ(log->recovery_point(), log->log_end_offset());
+}
+
 TEST_F(FlusherTest, QueueIsBoundedAndStopFinishesQueuedRequests) {
   PartitionLog& a = make_log(0);
   append(a);
