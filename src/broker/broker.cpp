@@ -449,6 +449,9 @@ asio::awaitable<void> Broker::write_checkpoints_periodically() {
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (!logs_) co_return;
+    // Topics created or deleted while the shards are read could pair a name with another
+    // incarnation's offsets: such a round is skipped (the catalog is republished on each).
+    const std::uint64_t catalog_version = catalog()->version;
     storage::LogManager::CheckpointValues values;
     for (std::size_t s = 0; s < shards_->count(); ++s) {
       co_await run_on(shards_->executor(s), [this, s, &values]() {
@@ -464,6 +467,7 @@ asio::awaitable<void> Broker::write_checkpoints_periodically() {
       });
     }
     if (!logs_) co_return;
+    if (catalog()->version != catalog_version) continue;
     if (auto ok = logs_->write_checkpoints(std::move(values)); !ok) {
       spdlog::warn("checkpoint write failed error=\"{}\"", storage::to_string(ok.error()));
     }
