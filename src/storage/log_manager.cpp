@@ -191,11 +191,7 @@ Result<CleanResult, Errc> LogManager::clean(const TopicPartition& tp, std::int64
     return result;
   }
   if (result->state == CleanState::kCompleted) {
-    OffsetCheckpoint checkpoints;
-    for (const auto& [other, entry] : logs_) {
-      if (auto offset = entry.log->cleaner_checkpoint()) checkpoints[other] = *offset;
-    }
-    if (auto ok = write_cleaner_checkpoint(std::move(checkpoints)); !ok) {
+    if (auto ok = write_cleaner_checkpoint(cleaner_checkpoints()); !ok) {
       // The cleaned segments are in place; an old checkpoint only means cleaning again.
       log::get("storage")->warn("event=cleaner_checkpoint_deferred {}", log::kv("dir", dir_.string()));
     }
@@ -216,9 +212,17 @@ Result<void, Errc> LogManager::write_checkpoints() {
     values.recovery_points[tp] = entry.log->recovery_point();
     values.log_starts[tp] = entry.log->log_start_offset();
     values.high_watermarks[tp] = entry.log->high_watermark();
-    if (auto offset = entry.log->cleaner_checkpoint()) values.cleaner[tp] = *offset;
   }
+  values.cleaner = cleaner_checkpoints();
   return write_checkpoints(std::move(values));
+}
+
+OffsetCheckpoint LogManager::cleaner_checkpoints() const {
+  OffsetCheckpoint checkpoints;
+  for (const auto& [tp, entry] : logs_) {
+    if (auto offset = entry.log->cleaner_checkpoint()) checkpoints[tp] = *offset;
+  }
+  return checkpoints;
 }
 
 Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {

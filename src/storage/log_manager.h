@@ -110,6 +110,7 @@ class LogManager {
   LogManager(FileSystem& fs, std::filesystem::path dir, const Clock& clock, LogManagerOptions options);
   [[nodiscard]] Status<Errc> load();
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
+  [[nodiscard]] OffsetCheckpoint cleaner_checkpoints() const;  // of the logs cleaned at least once
   [[nodiscard]] Status<Errc> write_cleaner_checkpoint(OffsetCheckpoint checkpoints);
 
   FileSystem& fs_;

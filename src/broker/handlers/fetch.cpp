@@ -154,7 +154,10 @@ asio::awaitable<std::vector<PartitionRead>> read_all(Broker& broker, const Fetch
     std::int64_t total = 0;
     for (std::size_t k = 0; k < fanned.size(); ++k) {
       auto& r = results[k];
-      // The response limit is soft only for the first partition with data.
+      // The response limit is soft only for the first partition with data. Partitions are read in
+      // parallel, each up to its own limit, so a later one that does not fit is left out whole
+      // (the client fetches it next); Kafka reads them in turn and sends the batches that still
+      // fit. Both keep the response within fetch.max.bytes and always make progress.
       if (total > 0 && total + static_cast<std::int64_t>(r.records.size()) > response_max_bytes) r.records.clear();
       total += static_cast<std::int64_t>(r.records.size());
       any_error = any_error || r.error != 0;
