@@ -35,8 +35,9 @@ using Body = std::span<const std::uint8_t>;
 using HandlerFn = asio::awaitable<net::Reply> (*)(Broker&, const net::ClientInfo&, const protocol::RequestHeader&,
                                                   Body);
 
-// Bytes to reserve for a response before encoding it: record data dominates Fetch responses, and
-// growing a many-MiB buffer by doubling would copy it several times over.
+// Bytes to reserve for a response before encoding it: record data copied into a Fetch response
+// (rather than sent from its files) would dominate it, and growing a many-MiB buffer by doubling
+// would copy it several times over.
 template <class Response>
 std::size_t size_hint(const Response&) {
   return 0;
@@ -55,7 +56,7 @@ net::Reply encode_reply(std::int16_t api_key, std::int16_t header_version_of, st
                         const Response& resp, std::int16_t body_version) {
   net::Reply reply;
   if (const std::size_t hint = size_hint(resp); hint > 0) reply.bytes.reserve(hint);
-  protocol::Writer w(reply.bytes);
+  protocol::Writer w(reply.bytes, &reply.splices);
   protocol::write_response_header(w, api_key, header_version_of, correlation_id);
   resp.encode(w, body_version);
   return reply;
@@ -889,6 +890,9 @@ asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::s
   }
   ApiStats& api = stats.apis[key];
   api.requests.inc();
+  if (header.api_version >= 0 && static_cast<std::size_t>(header.api_version) < kCountedVersions) {
+    api.requests_by_version[static_cast<std::size_t>(header.api_version)].inc();
+  }
   api.request_bytes.inc(frame->bytes.size() + 4);
   api.in_flight.add(1);
   struct InFlight {
@@ -898,7 +902,7 @@ asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::s
   Body body = std::span<const std::uint8_t>(frame->bytes).subspan(header.size);
   net::Reply reply = co_await fn(*this, client, header, body);
   if (reply.kind == net::Reply::Kind::kClose) log_rejected(stats, client, header, 0, reply.reason);
-  if (reply.kind == net::Reply::Kind::kSend) api.response_bytes.inc(reply.bytes.size() + 4);
+  if (reply.kind == net::Reply::Kind::kSend) api.response_bytes.inc(static_cast<std::uint64_t>(reply.size()) + 4);
   const auto received = frame->received_at == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now()
                                                                                        : frame->received_at;
   api.latency_us.observe(static_cast<std::uint64_t>(

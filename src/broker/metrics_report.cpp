@@ -25,6 +25,7 @@ using metrics::Type;
 
 struct ApiSample {
   std::uint64_t requests = 0;
+  std::array<std::uint64_t, kCountedVersions> by_version{};
   std::uint64_t error_responses = 0;
   std::uint64_t request_bytes = 0;
   std::uint64_t response_bytes = 0;
@@ -33,6 +34,7 @@ struct ApiSample {
 
   void add(const ApiSample& o) {
     requests += o.requests;
+    for (std::size_t v = 0; v < by_version.size(); ++v) by_version[v] += o.by_version[v];
     error_responses += o.error_responses;
     request_bytes += o.request_bytes;
     response_bytes += o.response_bytes;
@@ -81,8 +83,10 @@ ShardSample sample_shard(Broker& broker, const net::Server& server, std::size_t 
   const RequestStats& stats = broker.request_stats(shard);
   for (const auto& a : apis) {
     const ApiStats& s = stats.apis[static_cast<std::size_t>(a.key)];
-    out.apis.push_back(ApiSample{s.requests.value(), s.error_responses.value(), s.request_bytes.value(),
-                                 s.response_bytes.value(), s.in_flight.value(), s.latency_us.snapshot()});
+    ApiSample sample{s.requests.value(), {}, s.error_responses.value(), s.request_bytes.value(),
+                     s.response_bytes.value(), s.in_flight.value(), s.latency_us.snapshot()};
+    for (std::size_t v = 0; v < kCountedVersions; ++v) sample.by_version[v] = s.requests_by_version[v].value();
+    out.apis.push_back(std::move(sample));
   }
   out.errors.assign(stats.errors.begin(), stats.errors.end());
   for (std::size_t i = 0; i < out.malformed.size(); ++i) out.malformed[i] = stats.malformed[i].value();
@@ -139,6 +143,14 @@ void render_requests(metrics::Exposition& x, const std::vector<ServedApi>& apis,
   };
   per_api("weir_requests_total", Type::kCounter, "Requests received, by API.",
           [](const ApiSample& a) { return a.requests; });
+  x.family("weir_requests_by_version_total", Type::kCounter, "Requests received, by API and version (versions used so far).");
+  for (std::size_t i = 0; i < apis.size(); ++i) {
+    for (std::size_t v = 0; v < kCountedVersions; ++v) {
+      if (total[i].by_version[v] == 0) continue;
+      x.sample("weir_requests_by_version_total", {{"api", names[i]}, {"version", std::to_string(v)}},
+               total[i].by_version[v]);
+    }
+  }
   per_api("weir_request_errors_total", Type::kCounter, "Responses carrying at least one non-zero error code.",
           [](const ApiSample& a) { return a.error_responses; });
   per_api("weir_request_bytes_total", Type::kCounter, "Request bytes received (with the size prefix).",
@@ -187,13 +199,22 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
   std::uint64_t closed = 0;
   std::uint64_t oversized = 0;
   std::uint64_t inflight = 0;
+  std::uint64_t from_memory = 0;
+  std::uint64_t from_files = 0;
   for (std::size_t i = 0; i < server.context_count(); ++i) {
     const auto& st = server.stats(i);
     opened += st.connections_opened.value();
     closed += st.connections_closed.value();
     oversized += st.oversized_frames.value();
     inflight += st.inflight_limit_hits.value();
+    from_memory += st.bytes_sent_from_memory.value();
+    from_files += st.bytes_sent_from_files.value();
   }
+  x.family("weir_response_bytes_sent_total", Type::kCounter,
+           "Response bytes written to clients, by source: memory (encoded), or files with sendfile "
+           "(Fetch record data, zero-copy).");
+  x.sample("weir_response_bytes_sent_total", {{"source", "memory"}}, from_memory);
+  x.sample("weir_response_bytes_sent_total", {{"source", "files"}}, from_files);
   x.family("weir_connections_opened_total", Type::kCounter, "Client connections accepted.");
   x.sample("weir_connections_opened_total", {}, opened);
   x.family("weir_connections_closed_total", Type::kCounter, "Client connections closed.");

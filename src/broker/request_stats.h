@@ -17,9 +17,12 @@
 namespace weir::broker {
 
 inline constexpr std::size_t kMaxApiKey = 128;
+// Requests are counted by version up to this (Kafka's highest version of any API is below 20).
+inline constexpr std::size_t kCountedVersions = 32;
 
 struct ApiStats {
   metrics::Counter requests;
+  std::array<metrics::Counter, kCountedVersions> requests_by_version;  // as Kafka's RequestsPerSec{version}
   metrics::Counter error_responses;  // responses carrying at least one non-zero error code
   metrics::Counter request_bytes;    // with the 4-byte size prefix
   metrics::Counter response_bytes;

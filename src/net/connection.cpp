@@ -1,7 +1,15 @@
 #include "net/connection.h"
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,6 +26,23 @@
 namespace weir::net {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// TCP_CORK for the lifetime of the object: partial segments are held back until it ends.
+class Cork {
+ public:
+  explicit Cork(int fd) : fd_(fd) { set(1); }
+  ~Cork() { set(0); }
+  Cork(const Cork&) = delete;
+  Cork& operator=(const Cork&) = delete;
+
+ private:
+  void set(int on) const { (void)::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on); }
+  int fd_;
+};
+
+}  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
                        std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server,
@@ -36,6 +61,8 @@ Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientIn
 }
 
 void Connection::start() {
+  boost::system::error_code ec;
+  socket_.native_non_blocking(true, ec);  // sendfile(2) must not block the shard
   auto self = shared_from_this();
   asio::co_spawn(socket_.get_executor(), [self]() { return self->read_loop(); }, asio::detached);
   asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
@@ -130,14 +157,8 @@ asio::awaitable<void> Connection::write_loop() {
         co_return;
       }
       if (reply.kind == Reply::Kind::kNoResponse) continue;
-      const auto n = static_cast<std::uint32_t>(reply.bytes.size());
-      std::array<std::uint8_t, 4> size_buf{static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
-                                           static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
-      std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes)};
-      boost::system::error_code ec;
-      co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) {
-        shutdown(ec.message());
+      if (std::string failed = co_await send(reply); !failed.empty()) {
+        shutdown(failed);
         co_return;
       }
     }
@@ -145,6 +166,64 @@ asio::awaitable<void> Connection::write_loop() {
     boost::system::error_code ec;
     co_await writer_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
+}
+
+asio::awaitable<std::string> Connection::send(const Reply& reply) {
+  const auto n = static_cast<std::uint32_t>(reply.size());
+  std::array<std::uint8_t, 4> size_buf{static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+                                       static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+  boost::system::error_code ec;
+  if (reply.splices.empty()) {
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes)};
+    const std::size_t sent =
+        co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    stats_.bytes_sent_from_memory.inc(sent);
+    co_return ec ? ec.message() : std::string();
+  }
+  // Encoded parts and file regions in turn. Corked, so that the small parts between regions go
+  // out in full segments with the record data instead of as packets of their own.
+  Cork cork(socket_.native_handle());
+  std::size_t from = 0;
+  bool first = true;
+  for (const Splice& splice : reply.splices) {
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf, first ? size_buf.size() : 0),
+                                           asio::buffer(reply.bytes.data() + from, splice.at - from)};
+    first = false;
+    const std::size_t sent =
+        co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    stats_.bytes_sent_from_memory.inc(sent);
+    if (ec) co_return ec.message();
+    for (const FileRegion& region : splice.bytes->regions) {
+      if (std::string failed = co_await send_file(region); !failed.empty()) co_return failed;
+    }
+    from = splice.at;
+  }
+  std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf, first ? size_buf.size() : 0),
+                                         asio::buffer(reply.bytes.data() + from, reply.bytes.size() - from)};
+  const std::size_t sent = co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+  stats_.bytes_sent_from_memory.inc(sent);
+  co_return ec ? ec.message() : std::string();
+}
+
+asio::awaitable<std::string> Connection::send_file(const FileRegion& region) {
+  off_t offset = region.offset;
+  std::int64_t left = region.size;
+  while (left > 0 && !closed_) {
+    const auto chunk = static_cast<std::size_t>(std::min<std::int64_t>(left, std::int64_t{1} << 30));
+    const ssize_t n = ::sendfile(socket_.native_handle(), region.fd, &offset, chunk);
+    if (n > 0) {
+      left -= n;
+      stats_.bytes_sent_from_files.inc(static_cast<std::uint64_t>(n));
+      continue;
+    }
+    if (n == 0) co_return "a segment file is shorter than the record data being sent";
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) co_return std::string("sendfile: ") + std::strerror(errno);
+    boost::system::error_code ec;
+    co_await socket_.async_wait(asio::ip::tcp::socket::wait_write, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return ec.message();
+  }
+  co_return closed_ ? "closed while sending" : std::string();
 }
 
 }  // namespace weir::net

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -37,6 +38,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   boost::asio::awaitable<void> read_loop();
   boost::asio::awaitable<void> write_loop();
+  // Writes one reply; an error message, or empty when it was all sent.
+  boost::asio::awaitable<std::string> send(const Reply& reply);
+  boost::asio::awaitable<std::string> send_file(const FileRegion& region);
   boost::asio::awaitable<void> run_request(std::shared_ptr<Slot> slot, std::shared_ptr<const Frame> frame);
   void shutdown(const std::string& reason);
 

@@ -10,6 +10,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "base/file_bytes.h"
+
 namespace weir::net {
 
 // Who sent a request.
@@ -32,13 +34,22 @@ struct Frame {
 struct Reply {
   enum class Kind { kSend, kNoResponse, kClose };
   Kind kind = Kind::kSend;
-  // Response header + body, without the size prefix (kSend only).
+  // Response header + body, without the size prefix (kSend only)...
   std::vector<std::uint8_t> bytes;
+  // ...with file bytes to be sent between them (zero-copy record data), in order of `at`.
+  std::vector<Splice> splices;
   // Why the connection is closed (kClose only), for the log line.
   std::string reason;
 
-  static Reply close(std::string why) { return Reply{Kind::kClose, {}, std::move(why)}; }
-  static Reply none() { return Reply{Kind::kNoResponse, {}, {}}; }
+  // The response's size on the wire, without the size prefix.
+  [[nodiscard]] std::int64_t size() const noexcept {
+    auto n = static_cast<std::int64_t>(bytes.size());
+    for (const Splice& s : splices) n += s.bytes->size;
+    return n;
+  }
+
+  static Reply close(std::string why) { return Reply{Kind::kClose, {}, {}, std::move(why)}; }
+  static Reply none() { return Reply{Kind::kNoResponse, {}, {}, {}}; }
 };
 
 class RequestSink {

@@ -1,6 +1,7 @@
 #include "net/server.h"
 
 #include <chrono>
+#include <csignal>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -16,6 +17,9 @@ namespace weir::net {
 namespace asio = boost::asio;
 
 Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(options)), sink_(sink) {
+  // sendfile(2) to a connection the client has reset raises SIGPIPE (it takes no MSG_NOSIGNAL),
+  // which would end the process; the write then fails with EPIPE and closes the connection.
+  std::signal(SIGPIPE, SIG_IGN);
   const int n = std::max(1, options_.threads);
   for (int i = 0; i < n; ++i) {
     contexts_.push_back(std::make_unique<asio::io_context>(1));

@@ -15,6 +15,10 @@ struct alignas(64) ShardStats {
   // The reader stopped reading a connection because max.inflight.requests.per.connection
   // requests were waiting for their responses.
   metrics::Counter inflight_limit_hits;
+  // Response bytes written from memory (encoded parts, with their size prefixes) and from files
+  // with sendfile(2) (record data of Fetch responses).
+  metrics::Counter bytes_sent_from_memory;
+  metrics::Counter bytes_sent_from_files;
   // Connection-error log lines (one per connection closed on an error), bounded per shard.
   log::RateLimiter close_log{20, 100};
 };

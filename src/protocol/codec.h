@@ -5,7 +5,9 @@
 // makes the reader sticky-failed and all later reads return zero values, so decoders check
 // `ok()` once at the end instead of after every field.
 //
-// Writer: appends big-endian / varint encodings to a byte vector.
+// Writer: appends big-endian / varint encodings to a byte vector. Record bytes held in files
+// (a records field's FileBytes) are written as their length plus a Splice when the writer has a
+// splice list, and read into the vector otherwise.
 //
 // Encodings (Kafka protocol):
 //   classic string   int16 length (-1 = null) + bytes      compact string   uvarint(len+1), 0 = null
@@ -19,10 +21,13 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "base/file_bytes.h"
 #include "base/uuid.h"
 
 namespace weir::protocol {
@@ -201,6 +206,7 @@ class Reader {
 class Writer {
  public:
   explicit Writer(Bytes& out) noexcept : out_(out) {}
+  Writer(Bytes& out, std::vector<Splice>* splices) noexcept : out_(out), splices_(splices) {}
 
   void i8(std::int8_t v) { out_.push_back(static_cast<std::uint8_t>(v)); }
   void i16(std::int16_t v) { fixed(static_cast<std::uint16_t>(v)); }
@@ -245,6 +251,16 @@ class Writer {
     raw(b.data(), b.size());
   }
   void null_bytes(bool compact) { length(compact, 4, -1); }
+  // A records field whose bytes are in files. Without a splice list they are read here; a read
+  // error throws (the connection is then closed, as the response cannot be completed).
+  void file_bytes(bool compact, const std::shared_ptr<const FileBytes>& b) {
+    length(compact, 4, b->size);
+    if (splices_ != nullptr) {
+      splices_->push_back(Splice{out_.size(), b});
+    } else if (!b->read_into(out_)) {
+      throw std::runtime_error("record data could not be read from its segment file");
+    }
+  }
   void raw(const void* p, std::size_t n) {
     const auto* b = static_cast<const std::uint8_t*>(p);
     out_.insert(out_.end(), b, b + n);
@@ -261,6 +277,7 @@ class Writer {
   }
 
   Bytes& out_;
+  std::vector<Splice>* splices_ = nullptr;
 };
 
 // Size of an unsigned varint.

@@ -278,3 +278,21 @@ def test_metrics_listener_is_off_by_default(weir):
     [entry] = res["Configs"]
     assert (entry["Name"], entry["Value"], entry["Source"]) == ("metrics.listener", None, "DEFAULT_CONFIG"), entry
     assert "event=metrics_listening" not in weir.log_path.read_text()
+
+
+def test_requests_are_counted_by_version(mweir):
+    """weir_requests_by_version_total, as Kafka's RequestsPerSec{request,version}: each version a
+    client used, and no line for versions nobody used."""
+    with Kreq(mweir) as k:
+        for _ in range(3):
+            k.send("Metadata", 1, {"Topics": []})
+        for _ in range(2):
+            k.send("Metadata", 12, {"Topics": []})
+        k.send("ApiVersions", 0, {})
+    m = scrape(mweir)
+    assert m.value("weir_requests_by_version_total", api="Metadata", version="1") == 3
+    assert m.value("weir_requests_by_version_total", api="Metadata", version="12") == 2
+    assert m.value("weir_requests_by_version_total", api="ApiVersions", version="0") >= 1
+    assert m.all("weir_requests_by_version_total", api="Metadata", version="5") == []
+    by_version = sum(v for _, v in m.all("weir_requests_by_version_total", api="Metadata"))
+    assert by_version == m.value("weir_requests_total", api="Metadata")

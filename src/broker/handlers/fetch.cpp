@@ -28,8 +28,23 @@ struct PartitionRead {
   std::int64_t high_watermark = -1;
   std::int64_t log_start_offset = -1;
   std::int32_t leader_epoch = -1;
-  std::vector<std::uint8_t> records;
+  // The record data, left in the segment files: the connection sends it with sendfile(2).
+  std::shared_ptr<const FileBytes> records;
+  [[nodiscard]] std::int64_t size() const noexcept { return records ? records->size : 0; }
 };
+
+// The slices of a read, as file regions that keep their files open.
+std::shared_ptr<const FileBytes> in_files(storage::ReadResult read) {
+  auto owner = std::make_shared<const storage::ReadResult>(std::move(read));
+  auto bytes = std::make_shared<FileBytes>();
+  bytes->regions.reserve(owner->slices.size());
+  for (const storage::FileSlice& slice : owner->slices) {
+    bytes->regions.push_back(FileRegion{slice.fd(), slice.position, slice.size});
+  }
+  bytes->size = owner->size_bytes;
+  bytes->owner = std::move(owner);
+  return bytes;
+}
 
 // A partition to read: one of the fetch context's partitions whose topic exists.
 struct Wanted {
@@ -67,8 +82,8 @@ PartitionRead read_partition(Partition* p, const Wanted& w, std::int32_t max_byt
   }
   auto read = p->log().read(w.fetch_offset, max_bytes, r.high_watermark, min_one);
   if (!read) return failed_read(code(storage_error_code(read.error())));
-  if (auto copied = read->append_to(r.records); !copied) return failed_read(code(storage_error_code(copied.error())));
-  p->count_fetched(r.records.size());  // bytes read for a fetch (a long-poll re-read counts again)
+  if (read->size_bytes > 0) r.records = in_files(std::move(*read));
+  p->count_fetched(static_cast<std::size_t>(r.size()));  // bytes read for a fetch (a long-poll re-read counts again)
   return r;
 }
 
@@ -158,8 +173,8 @@ asio::awaitable<std::vector<PartitionRead>> read_all(Broker& broker, const Fetch
       // parallel, each up to its own limit, so a later one that does not fit is left out whole
       // (the client fetches it next); Kafka reads them in turn and sends the batches that still
       // fit. Both keep the response within fetch.max.bytes and always make progress.
-      if (total > 0 && total + static_cast<std::int64_t>(r.records.size()) > response_max_bytes) r.records.clear();
-      total += static_cast<std::int64_t>(r.records.size());
+      if (total > 0 && total + r.size() > response_max_bytes) r.records.reset();
+      total += r.size();
       any_error = any_error || r.error != 0;
       reads[fanned[k]] = std::move(r);
     }
@@ -220,7 +235,7 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   for (std::size_t i = 0; i < wanted.size(); ++i) {
     const PartitionRead& r = reads[i];
     outcomes.push_back(FetchPartitionOutcome{wanted[i].index, r.error, r.high_watermark, r.log_start_offset,
-                                             !r.records.empty()});
+                                             r.size() > 0});
   }
   for (const Unknown& u : unknown) outcomes.push_back(FetchPartitionOutcome{u.index, u.error, -1, -1, false});
   const FetchSessionAnswer answer = sessions.finish(fctx, outcomes, broker.now_ms());
@@ -255,7 +270,7 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
       out.aborted_transactions.reset();
     }
     out.records.emplace();
-    if (was_read) *out.records = std::move(reads[k].records);
+    if (was_read) out.records_in_files = std::move(reads[k].records);
   }
   co_return resp;
 }

@@ -1,3 +1,9 @@
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "protocol/gen/api_registry.h"
@@ -123,6 +129,85 @@ TEST(Descriptors, MatchKafka431Ranges) {
   ASSERT_NE(offset_delete, nullptr);
   EXPECT_EQ(offset_delete->first_flexible_version, -1);
   EXPECT_EQ(wp::find_api(1000), nullptr);
+}
+
+
+// ------------------------------------------------------------- records held in files (zero-copy)
+
+class FileRecords : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/weir-file-bytes-XXXXXX";
+    fd_ = ::mkstemp(name);
+    ASSERT_GE(fd_, 0);
+    ::unlink(name);
+    const std::string content = "abcdefghij";
+    ASSERT_EQ(::write(fd_, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  }
+  void TearDown() override { ::close(fd_); }
+
+  // "cde" + "ghij": two regions of the file.
+  std::shared_ptr<const weir::FileBytes> two_regions() const {
+    auto b = std::make_shared<weir::FileBytes>();
+    b->regions = {weir::FileRegion{fd_, 2, 3}, weir::FileRegion{fd_, 6, 4}};
+    b->size = 7;
+    return b;
+  }
+
+  static wp::FetchResponse response(std::optional<wp::Bytes> records, std::shared_ptr<const weir::FileBytes> in_files) {
+    wp::FetchResponse r;
+    auto& t = r.responses.emplace_back();
+    t.topic = "t";
+    auto& p = t.partitions.emplace_back();
+    p.partition_index = 3;
+    p.records = std::move(records);
+    p.records_in_files = std::move(in_files);
+    return r;
+  }
+
+  int fd_ = -1;
+};
+
+TEST_F(FileRecords, EncodeLeavesASpliceWhereTheFileBytesGo) {
+  for (std::int16_t version : {4, 11, 12, 17}) {
+    wp::Bytes in_memory;
+    wp::Writer plain(in_memory);
+    response(wp::Bytes{'c', 'd', 'e', 'g', 'h', 'i', 'j'}, nullptr).encode(plain, version);
+
+    wp::Bytes encoded;
+    std::vector<weir::Splice> splices;
+    wp::Writer w(encoded, &splices);
+    response(wp::Bytes{}, two_regions()).encode(w, version);
+    ASSERT_EQ(splices.size(), 1u) << version;
+    EXPECT_EQ(encoded.size() + 7, in_memory.size()) << version;
+    // The bytes the connection sends: the encoding with the regions' bytes put in at the splice.
+    wp::Bytes sent(encoded.begin(), encoded.begin() + static_cast<std::ptrdiff_t>(splices[0].at));
+    ASSERT_TRUE(splices[0].bytes->read_into(sent));
+    sent.insert(sent.end(), encoded.begin() + static_cast<std::ptrdiff_t>(splices[0].at), encoded.end());
+    EXPECT_EQ(sent, in_memory) << version;
+
+    // A writer without a splice list reads the bytes in.
+    wp::Bytes copied;
+    wp::Writer c(copied);
+    response(wp::Bytes{}, two_regions()).encode(c, version);
+    EXPECT_EQ(copied, in_memory) << version;
+
+    wp::FetchResponse decoded;
+    ASSERT_TRUE(wp::decode_body(in_memory, version, decoded)) << version;
+    EXPECT_EQ(*decoded.responses[0].partitions[0].records, (wp::Bytes{'c', 'd', 'e', 'g', 'h', 'i', 'j'}));
+  }
+}
+
+TEST_F(FileRecords, ReadingARegionPastTheEndOfItsFileFails) {
+  auto b = std::make_shared<weir::FileBytes>();
+  b->regions = {weir::FileRegion{fd_, 0, 2}, weir::FileRegion{fd_, 8, 5}};  // the file has 10 bytes
+  b->size = 7;
+  wp::Bytes out{1, 2};
+  EXPECT_FALSE(b->read_into(out));
+  EXPECT_EQ(out, (wp::Bytes{1, 2}));  // as it was
+  wp::Bytes encoded;
+  wp::Writer w(encoded);
+  EXPECT_THROW(response(wp::Bytes{}, b).encode(w, 12), std::runtime_error);
 }
 
 }  // namespace
