@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -82,8 +83,9 @@ METRIC_KEYS = produce_keys() + [
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
     "latency_rdkafka_p50_ms", "latency_rdkafka_p99_ms", "latency_rdkafka_p999_ms",
     "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
+    "latency_l0_p50_ms", "latency_l0_p99_ms", "latency_l0_p999_ms", "e2e_l0_p99_ms", "e2e_l0_p999_ms",
     "restart_clean_s", "restart_kill9_s", "restart_data_gib",
-    "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
+    "cpu_s_per_gb", "consume_cpu_s_per_gb", "consume_client_cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
 LIMIT_KEYS = ["disk_seq_write_1m_mbps", "disk_fdatasync_16k_mbps", "disk_fdatasync_16k_iops",
               "loopback_tcp_mbps"]
@@ -426,10 +428,25 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
             r[f"produce_rdkafka_p{p}_acks{a}_mbps"] = res["mbps"]
             r[f"produce_rdkafka_p{p}_acks{a}_rps"] = res["rps"]
             log(f"{kind}/{phase}: rdkafka p{p} acks={a}: {res['mbps']:.1f} MiB/s")
-        res = driver("consume", b.bootstrap, "perf-p16-acks1", "-p", 16, "-n", cfg.records)
+        # A consume run is short (the 300 MB of the perf-test p16 topic): three of them, the median
+        # kept, with the CPU the broker and the client spent.
+        runs = []
+        for _ in range(3):
+            c0 = cpu_seconds(pid)
+            u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            res = driver("consume", b.bootstrap, "perf-p16-acks1", "-p", 16, "-n", cfg.records)
+            u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            gb = res["records"] * RECORD_SIZE / 1e9
+            res["broker_cpu"] = (cpu_seconds(pid) - c0) / gb
+            res["client_cpu"] = (u1.ru_utime + u1.ru_stime - u0.ru_utime - u0.ru_stime) / gb
+            runs.append(res)
+        res = sorted(runs, key=lambda x: x["mbps"])[1]
         r["consume_rdkafka_p16_mbps"] = res["mbps"]
         r["consume_rdkafka_p16_rps"] = res["rps"]
-        log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s")
+        r["consume_cpu_s_per_gb"] = median([x["broker_cpu"] for x in runs])
+        r["consume_client_cpu_s_per_gb"] = median([x["client_cpu"] for x in runs])
+        log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s; CPU s/GB broker "
+            f"{r['consume_cpu_s_per_gb']:.2f}, client {r['consume_client_cpu_s_per_gb']:.2f}")
         res = rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records, group=True)
         r["consume_rdkafka_group_p16_mbps"] = res["mbps"]
         r["consume_rdkafka_group_p16_rps"] = res["rps"]
@@ -470,6 +487,17 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
                  e2e_latency_p99_ms=res["e2e_p99_ms"], e2e_latency_p999_ms=res["e2e_p999_ms"])
         log(f"{kind}/{phase}: librdkafka at {latency_rate} rec/s: produce p99 {res['produce_p99_ms']:.1f} ms, "
             f"end to end p50 {res['e2e_p50_ms']:.1f} p99 {res['e2e_p99_ms']:.1f} p99.9 {res['e2e_p999_ms']:.1f} ms")
+        # linger.ms=5 puts a 5 ms floor under both brokers' numbers; with linger.ms=0 what remains
+        # is mostly the broker's own time.
+        create_topic(b.bootstrap, "latency-e2e-l0", 1)
+        res = driver("latency", b.bootstrap, "latency-e2e-l0", "-r", latency_rate, "-d", cfg.latency_seconds,
+                     "-s", RECORD_SIZE, "-a", "all", "-l", 0)
+        r.update(latency_l0_p50_ms=res["produce_p50_ms"], latency_l0_p99_ms=res["produce_p99_ms"],
+                 latency_l0_p999_ms=res["produce_p999_ms"], e2e_l0_p99_ms=res["e2e_p99_ms"],
+                 e2e_l0_p999_ms=res["e2e_p999_ms"])
+        log(f"{kind}/{phase}: librdkafka linger.ms=0: produce p50 {res['produce_p50_ms']:.2f} "
+            f"p99 {res['produce_p99_ms']:.2f} p99.9 {res['produce_p999_ms']:.2f} ms, end to end "
+            f"p99 {res['e2e_p99_ms']:.2f} ms")
     elif phase == "restart":
         res = restart_times(b, cfg)
         r.update(res)
@@ -535,7 +563,14 @@ LABELS = [
     ("e2e_latency_p50_ms", "end-to-end latency p50 (send to consume, librdkafka, same rate)", "ms", False),
     ("e2e_latency_p99_ms", "end-to-end latency p99", "ms", False),
     ("e2e_latency_p999_ms", "end-to-end latency p99.9", "ms", False),
+    ("latency_l0_p50_ms", "produce latency p50 (librdkafka, linger.ms=0, same rate)", "ms", False),
+    ("latency_l0_p99_ms", "produce latency p99 (librdkafka, linger.ms=0)", "ms", False),
+    ("latency_l0_p999_ms", "produce latency p99.9 (librdkafka, linger.ms=0)", "ms", False),
+    ("e2e_l0_p99_ms", "end-to-end latency p99 (librdkafka, linger.ms=0)", "ms", False),
+    ("e2e_l0_p999_ms", "end-to-end latency p99.9 (librdkafka, linger.ms=0)", "ms", False),
     ("cpu_s_per_gb", "broker CPU per GB ingested (perf-test produce runs)", "CPU s/GB", False),
+    ("consume_cpu_s_per_gb", "broker CPU per GB consumed (C driver consume runs)", "CPU s/GB", False),
+    ("consume_client_cpu_s_per_gb", "the C driver consumer's own CPU per GB (same runs)", "CPU s/GB", False),
     ("rss_idle_mib", "RSS idle (1 s after first produce)", "MiB", False),
     ("rss_peak_mib", "peak RSS under load (VmHWM)", "MiB", False),
     ("startup_to_first_produce_s", "process start to first acknowledged produce", "s", False),
@@ -549,6 +584,7 @@ GOALS = [  # (key, op, target ratio weir/kafka, text)
     ("consume_rdkafka_p16_mbps", ">=", 1.5, "consume throughput >= 1.5x"),
     ("latency_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3 (perf-test)"),
     ("latency_rdkafka_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3 (librdkafka)"),
+    ("latency_l0_p99_ms", "<=", 1 / 3, "p99 produce latency <= 1/3 (librdkafka, linger.ms=0)"),
     ("cpu_s_per_gb", "<=", 0.5, "broker CPU per GB <= 1/2"),
     ("rss_peak_mib", "<=", 0.2, "peak RSS <= 1/5"),
     ("startup_to_first_produce_s", "<=", 0.1, "start-up to first produce <= 1/10"),
@@ -662,6 +698,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--from-json", type=Path, default=None,
                     help="only re-render the tables from an earlier latest.json (no brokers run)")
     ap.add_argument("--keep", action="store_true", help="keep broker data and logs")
+    ap.add_argument("--phases", default="fast,durable,latency,restart",
+                    help="comma-separated subset of fast,durable,latency,restart (a partial run's table "
+                         "shows n/a for the rest; latency needs Kafka's fast phase)")
     cfg = ap.parse_args(argv[1:])
     s = cfg.smoke
     defaults = dict(repetitions=(1, 3), records=(2000, 300_000), rdkafka_records=(2000, 200_000),
@@ -707,6 +746,9 @@ def main(argv: list[str]) -> int:
             plan = [("weir", ("fast",)), ("weir", ("durable",)),
                     ("kafka", ("fast", "durable", "latency")), ("weir", ("latency",)),
                     ("weir", ("restart",)), ("kafka", ("restart",))]
+            wanted = set(cfg.phases.split(","))
+            plan = [(kind, tuple(p for p in phases if p in wanted)) for kind, phases in plan]
+            plan = [(kind, phases) for kind, phases in plan if phases]
             for i, (kind, phases) in enumerate(plan):
                 rate = rr["kafka"].get("latency_rate_rps")  # Kafka's own run computes it
                 res = run_phase(kind, phases, workdir / f"r{rep}-{i}-{kind}", cfg, rate)

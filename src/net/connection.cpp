@@ -32,14 +32,16 @@ namespace {
 // TCP_CORK for the lifetime of the object: partial segments are held back until it ends.
 class Cork {
  public:
-  explicit Cork(int fd) : fd_(fd) { set(1); }
+  explicit Cork(asio::ip::tcp::socket& socket) : socket_(socket) { set(1); }
   ~Cork() { set(0); }
   Cork(const Cork&) = delete;
   Cork& operator=(const Cork&) = delete;
 
  private:
-  void set(int on) const { (void)::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on); }
-  int fd_;
+  void set(int on) const {
+    if (socket_.is_open()) (void)::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+  }
+  asio::ip::tcp::socket& socket_;
 };
 
 }  // namespace
@@ -182,7 +184,7 @@ asio::awaitable<std::string> Connection::send(const Reply& reply) {
   }
   // Encoded parts and file regions in turn. Corked, so that the small parts between regions go
   // out in full segments with the record data instead of as packets of their own.
-  Cork cork(socket_.native_handle());
+  Cork cork(socket_);
   std::size_t from = 0;
   bool first = true;
   for (const Splice& splice : reply.splices) {
