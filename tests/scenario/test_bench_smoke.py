@@ -26,6 +26,8 @@ METRICS = PRODUCE + [
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
     "latency_rdkafka_p50_ms", "latency_rdkafka_p99_ms", "latency_rdkafka_p999_ms",
     "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
+    "latency_l0_p50_ms", "latency_l0_p99_ms", "latency_l0_p999_ms", "e2e_l0_p99_ms", "e2e_l0_p999_ms",
+    "consume_cpu_s_per_gb", "consume_client_cpu_s_per_gb",
     "restart_clean_s", "restart_kill9_s", "restart_data_gib",
     "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
