@@ -204,3 +204,42 @@ def test_join_group_blocks_until_the_other_member_rejoins(broker, topic_name):
         left = a.send("LeaveGroup", 5, {"Group": group,
                                         "Members": [{"MemberID": ma}, {"MemberID": mb}]})
         assert left["ErrorCode"] == 0
+
+
+def test_a_long_poll_is_woken_by_an_append_racing_its_watch(broker, topic_name):
+    """A Fetch that found nothing waits for appends to its partitions; an append landing while the
+    fetch is still setting its watches must wake it (the wake-up once ran before the wait began and
+    was lost, and the fetch slept to its MaxWaitMillis). Each round sends a long poll, then at once
+    a produce, and the answer must carry the record well before the wait would have ended."""
+    from test_fetch_sessions import produce
+    wait_ms = 20_000
+    with Kreq(broker) as fetcher, Kreq(broker) as producer:
+        create_topic(fetcher, topic_name, 2)
+        wait_for_leaders(fetcher, topic_name, 2)
+        offsets = [0, 0]
+        deadline = time.monotonic() + 30  # Kafka answers NOT_LEADER_OR_FOLLOWER for a moment
+        while True:
+            probe = fetcher.send("Fetch", 12, {"MaxWaitMillis": 0, "MinBytes": 1, "MaxBytes": 1 << 20, "Topics": [
+                {"Topic": topic_name, "Partitions": [
+                    {"Partition": p, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20} for p in (0, 1)]}]})
+            if all(p["ErrorCode"] == 0 for p in probe["Topics"][0]["Partitions"]):
+                break
+            assert time.monotonic() < deadline, probe
+            time.sleep(0.2)
+        slow = []
+        for i in range(60):
+            fetch = {"MaxWaitMillis": wait_ms, "MinBytes": 1, "MaxBytes": 1 << 20,
+                     "Topics": [{"Topic": topic_name, "Partitions": [
+                         {"Partition": p, "FetchOffset": offsets[p], "PartitionMaxBytes": 1 << 20}
+                         for p in (0, 1)]}]}
+            t0 = time.monotonic()
+            call = fetcher.send_async("Fetch", 12, fetch)
+            produce(producer, topic_name, i % 2, b"r%d" % i)
+            resp = fetcher.wait(call, timeout=wait_ms / 1000 + 30)
+            elapsed = time.monotonic() - t0
+            got = {p["Partition"]: p for p in resp["Topics"][0]["Partitions"]}
+            assert got[i % 2]["ErrorCode"] == 0 and got[i % 2]["RecordBatches"], resp
+            offsets[i % 2] += 1
+            if elapsed > wait_ms / 2000:
+                slow.append((i, round(elapsed, 1)))
+    assert not slow, f"fetches that slept to their deadline with data waiting (round, seconds): {slow}"

@@ -182,25 +182,29 @@ asio::awaitable<std::vector<PartitionRead>> read_all(Broker& broker, const Fetch
         fanned.empty()) {
       break;
     }
-    // Wait for an append to any watched partition, or the deadline.
+    // Wait for an append to any watched partition, or the deadline. A wake-up moves the timer's
+    // expiry into the past rather than cancelling its wait: it may run before the wait starts
+    // (an append right after a watch was set, while the other partitions' watches are still
+    // being set), and a cancel would then be lost and the fetch would sleep to its deadline.
     auto ex = co_await asio::this_coro::executor;
     auto timer = std::make_shared<asio::steady_timer>(ex);
     timer->expires_at(deadline);
+    const auto wake = [](asio::steady_timer& t) { t.expires_at(asio::steady_timer::time_point::min()); };
     FanOut<bool> watch;
     for (std::size_t i : fanned) {
       const Wanted& w = wanted[i];
       const std::size_t shard = broker.shards().owner(w.topic, w.partition);
-      watch.add(broker.shards().executor(shard), [&broker, shard, w, timer, ex]() {
+      watch.add(broker.shards().executor(shard), [&broker, shard, w, timer, ex, wake]() {
         Partition* p = broker.shards().table(shard).find(w.topic, w.partition);
         if (p == nullptr) return false;
         if (p->log().log_end_offset() > w.fetch_offset) {
-          asio::post(ex, [timer]() { timer->cancel(); });
+          asio::post(ex, [timer, wake]() { wake(*timer); });
           return true;
         }
         std::weak_ptr<asio::steady_timer> weak = timer;
-        p->watch([weak, ex]() {
-          asio::post(ex, [weak]() {
-            if (auto t = weak.lock()) t->cancel();
+        p->watch([weak, ex, wake]() {
+          asio::post(ex, [weak, wake]() {
+            if (auto t = weak.lock()) wake(*t);
           });
         });
         return true;
