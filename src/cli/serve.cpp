@@ -48,6 +48,8 @@ int serve(const ServeOptions& options) {
   so.threads = config.cores;
   so.socket_request_max_bytes = config.socket_request_max_bytes;
   so.max_inflight_requests_per_connection = config.max_inflight_requests_per_connection;
+  so.socket_send_buffer_bytes = config.socket_send_buffer_bytes;
+  so.socket_receive_buffer_bytes = config.socket_receive_buffer_bytes;
   net::Server server(so, broker);
   broker.attach(server.executors());
   if (auto err = broker.start(); !err.empty()) {

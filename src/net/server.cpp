@@ -92,6 +92,12 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
       continue;
     }
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    if (options_.socket_send_buffer_bytes > 0) {
+      socket.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer_bytes), ec);
+    }
+    if (options_.socket_receive_buffer_bytes > 0) {
+      socket.set_option(asio::socket_base::receive_buffer_size(options_.socket_receive_buffer_bytes), ec);
+    }
     ClientInfo client;
     auto remote = socket.remote_endpoint(ec);
     if (!ec) {

@@ -37,6 +37,9 @@ struct ServerOptions {
   std::int32_t socket_request_max_bytes = 104857600;
   std::int32_t max_inflight_requests_per_connection = 100;
   std::int32_t shutdown_grace_ms = 1000;
+  // SO_SNDBUF / SO_RCVBUF of accepted connections; -1 leaves the OS default (and its autotuning).
+  std::int32_t socket_send_buffer_bytes = -1;
+  std::int32_t socket_receive_buffer_bytes = -1;
 };
 
 class Connection;

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import struct
+import subprocess
 import time
 
 import pytest
@@ -217,3 +219,18 @@ def test_kafka_advertises_recorded_api_versions_and_features(kafka):
     want_keys = {a["key"]: (a["min"], a["max"]) for a in expected["api_keys"]}
     assert got_keys == want_keys
     assert record["features"] == expected["features"]
+
+
+def test_socket_buffer_sizes_apply_to_client_connections(weir_factory):
+    """socket.send.buffer.bytes / socket.receive.buffer.bytes set SO_SNDBUF / SO_RCVBUF of the
+    connections weir accepts (Linux reports twice the value set, in `ss -m`'s tb and rb)."""
+    w = weir_factory(settings={"socket.send.buffer.bytes": 65536, "socket.receive.buffer.bytes": 32768})
+    with socket.create_connection((w.host, w.port)) as s:
+        s.sendall(wire.encode_api_versions_request(0, 1))
+        s.recv(4)  # answered: the broker has set up the connection
+        out = subprocess.run(["ss", "-tmnH", "state", "established", f"( sport = :{w.port} )"],
+                             capture_output=True, text=True, check=True).stdout
+    skmem = re.search(r"skmem:\(([^)]*)\)", out)
+    assert skmem, out
+    fields = dict(re.findall(r"([a-z]+)(\d+)", skmem.group(1)))
+    assert (fields["tb"], fields["rb"]) == (str(2 * 65536), str(2 * 32768)), out

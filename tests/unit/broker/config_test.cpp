@@ -48,3 +48,23 @@ TEST(Config, SetWithoutEqualsIsAnError) {
   wb::Config c;
   EXPECT_FALSE(c.set("node.id").has_value());
 }
+
+TEST(Config, SocketBufferSizesDefaultToTheOsAndRefuseZeroOrBelowMinusOne) {
+  wb::Config c;
+  ASSERT_TRUE(c.finalize().has_value());
+  EXPECT_EQ(c.socket_send_buffer_bytes, -1);
+  EXPECT_EQ(c.socket_receive_buffer_bytes, -1);
+  wb::Config set;
+  ASSERT_TRUE(set.set("socket.send.buffer.bytes=65536").has_value());
+  ASSERT_TRUE(set.set("socket.receive.buffer.bytes=102400").has_value());
+  ASSERT_TRUE(set.finalize().has_value());
+  EXPECT_EQ(set.socket_send_buffer_bytes, 65536);
+  EXPECT_EQ(set.socket_receive_buffer_bytes, 102400);
+  for (const char* bad : {"socket.send.buffer.bytes=0", "socket.receive.buffer.bytes=-2"}) {
+    wb::Config b;
+    ASSERT_TRUE(b.set(bad).has_value());
+    auto r = b.finalize();
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().find("-1 for the OS default"), std::string::npos) << r.error();
+  }
+}
