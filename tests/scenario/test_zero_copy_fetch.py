@@ -18,20 +18,10 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from harness import wire
 from harness.kreq import Kreq
-from harness.ports import free_port
 from test_kreq import create_topic, wait_for_leaders
-from test_metrics import scrape
+from test_metrics import mweir, scrape  # noqa: F401 (mweir: weir with its metrics endpoint)
 
 SEGMENT_BYTES = 1 << 20  # the smallest segment.bytes Kafka 4 and weir accept
-
-
-@pytest.fixture
-def mweir(weir_factory):
-    """weir with the metrics endpoint on a free port."""
-    port = free_port()
-    b = weir_factory(settings={"metrics.listener": f"127.0.0.1:{port}"})
-    b.metrics_port = port
-    return b
 
 
 def files_sent(broker) -> float:
