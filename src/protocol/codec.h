@@ -20,8 +20,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
