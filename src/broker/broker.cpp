@@ -35,27 +35,11 @@ using Body = std::span<const std::uint8_t>;
 using HandlerFn = asio::awaitable<net::Reply> (*)(Broker&, const net::ClientInfo&, const protocol::RequestHeader&,
                                                   Body);
 
-// Bytes to reserve for a response before encoding it: record data copied into a Fetch response
-// (rather than sent from its files) would dominate it, and growing a many-MiB buffer by doubling
-// would copy it several times over.
-template <class Response>
-std::size_t size_hint(const Response&) {
-  return 0;
-}
-std::size_t size_hint(const protocol::FetchResponse& resp) {
-  std::size_t n = 256;
-  for (const auto& t : resp.responses) {
-    n += 64 + t.topic.size();
-    for (const auto& p : t.partitions) n += 128 + (p.records ? p.records->size() : 0);
-  }
-  return n;
-}
-
 template <class Response>
 net::Reply encode_reply(std::int16_t api_key, std::int16_t header_version_of, std::int32_t correlation_id,
                         const Response& resp, std::int16_t body_version) {
   net::Reply reply;
-  if (const std::size_t hint = size_hint(resp); hint > 0) reply.bytes.reserve(hint);
+  // Fetch record data is not copied in: it goes as splices, sent from the segment files.
   protocol::Writer w(reply.bytes, &reply.splices);
   protocol::write_response_header(w, api_key, header_version_of, correlation_id);
   resp.encode(w, body_version);
