@@ -147,7 +147,8 @@ std::map<std::string, std::string> read_properties(const fs::path& path) {
 
 }  // namespace
 
-Broker::Broker(Config config) : config_(std::move(config)), clock_(SystemClock::instance()) {
+Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
+    : config_(std::move(config)), clock_(clock), fs_(fs) {
   node_.node_id = config_.node_id;
   if (!config_.advertised_listeners.empty()) {
     node_.host = config_.advertised_listeners.front().host;
@@ -274,12 +275,12 @@ std::string Broker::start() {
 
   // Partition logs: open what is on disk, create what the metadata names but the disk lacks
   // (a crash between the two), remove what the metadata no longer names (deleted topics).
-  flusher_ = std::make_unique<storage::Flusher>(storage::PosixFileSystem::instance());
+  flusher_ = std::make_unique<storage::Flusher>(fs_);
   flusher_->start();
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;
-  auto lm = storage::LogManager::open(storage::PosixFileSystem::instance(), fs::path(config_.log_dir), clock_, lo);
+  auto lm = storage::LogManager::open(fs_, fs::path(config_.log_dir), clock_, lo);
   if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
   logs_ = std::move(*lm);
   const auto& img = controller_->image();

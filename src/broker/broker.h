@@ -59,7 +59,9 @@ struct NodeInfo {
 
 class Broker final : public net::RequestSink {
  public:
-  explicit Broker(Config config);
+  // clock and fs are the broker's time and its data files' file system: the system's in
+  // production (src/server), a test's or a simulator's own elsewhere.
+  Broker(Config config, const Clock& clock, storage::FileSystem& fs);
   ~Broker() override;
 
   // The executors partitions and coordinators are spread over; before start().
@@ -185,6 +187,7 @@ class Broker final : public net::RequestSink {
   bool flush_on_acks_all_ = true;
   metadata::TopicDefaults topic_defaults_;
   const Clock& clock_;
+  storage::FileSystem& fs_;
   std::unique_ptr<ShardSet> shards_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   std::unique_ptr<storage::LogManager> logs_;

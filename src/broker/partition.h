@@ -10,8 +10,8 @@
 
 #include "base/uuid.h"
 #include "storage/partition_log.h"
-#include "txn/producer_state.h"
-#include "txn/producer_state_manager.h"
+#include "storage/producer_state.h"
+#include "storage/producer_state_manager.h"
 
 namespace weir::broker {
 
@@ -25,7 +25,7 @@ class Partition {
         index_(index),
         leader_epoch_(leader_epoch),
         log_(log),
-        producer_state_(std::make_shared<txn::ProducerStateManager>()) {
+        producer_state_(std::make_shared<storage::ProducerStateManager>()) {
     // Producer snapshots follow the log's segments (rolls, deletions, truncations). The log
     // holds the manager weakly, so whichever of the two goes first is fine.
     log_->set_listener(producer_state_);
@@ -63,8 +63,8 @@ class Partition {
   void count_fetched(std::uint64_t bytes) { traffic_.bytes_out += bytes; }
   [[nodiscard]] const Traffic& traffic() const { return traffic_; }
 
-  [[nodiscard]] txn::ProducerStateTable& producers() { return producer_state_->table(); }
-  [[nodiscard]] txn::ProducerStateManager& producer_state() { return *producer_state_; }
+  [[nodiscard]] storage::ProducerStateTable& producers() { return producer_state_->table(); }
+  [[nodiscard]] storage::ProducerStateManager& producer_state() { return *producer_state_; }
 
   // Rebuilds the idempotent producers' state from the log's producer snapshot and the batches
   // after it (producer.id.expiration.ms applies to what the snapshot holds). On a read error the
@@ -87,7 +87,7 @@ class Partition {
   storage::PartitionLog* log_;
   std::vector<std::function<void()>> watchers_;
   Traffic traffic_;
-  std::shared_ptr<txn::ProducerStateManager> producer_state_;
+  std::shared_ptr<storage::ProducerStateManager> producer_state_;
 };
 
 }  // namespace weir::broker

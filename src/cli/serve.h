@@ -1,18 +1,12 @@
+// `weir serve`: the command-line face of the broker; the broker itself is built in src/server.
 #pragma once
 
-#include <string>
-#include <vector>
+#include <CLI/CLI.hpp>
 
 namespace weir::cli {
 
-struct ServeOptions {
-  std::string config_file;
-  std::vector<std::string> overrides;  // key=value
-  bool dev = false;
-  std::string log_level = "info";
-};
-
-// Runs the broker until SIGINT/SIGTERM; returns the process exit code.
-int serve(const ServeOptions& options);
+// Adds the `serve` subcommand to `app`; when parsed it runs the broker, and `exit_code` receives
+// the process's exit status.
+void add_serve_command(CLI::App& app, int& exit_code);
 
 }  // namespace weir::cli

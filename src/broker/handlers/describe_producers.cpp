@@ -27,7 +27,7 @@ struct PartitionOutcome {
   std::vector<ProducerState> producers;
 };
 
-std::vector<ProducerState> active_producers(const txn::ProducerStateTable& table) {
+std::vector<ProducerState> active_producers(const storage::ProducerStateTable& table) {
   std::vector<ProducerState> out;
   out.reserve(table.size());
   for (const auto& [producer_id, entry] : table.entries()) {

@@ -30,8 +30,8 @@ PartitionOutcome failed(std::int16_t error) {
 
 // Producer fields of each batch, read from the headers; empty when the framing is broken (the
 // append then refuses the request anyway).
-std::vector<txn::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
-  std::vector<txn::BatchInfo> out;
+std::vector<storage::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
+  std::vector<storage::BatchInfo> out;
   record::BatchSplitter splitter(bytes);
   for (;;) {
     auto next = splitter.next();
@@ -40,7 +40,7 @@ std::vector<txn::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
     const auto& b = **next;
     const std::int32_t count = b.last_offset_delta() + 1;
     const std::int64_t last_seq = b.base_sequence() < 0 ? -1 : (static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) % 2147483648LL;
-    out.push_back(txn::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
+    out.push_back(storage::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
                                  static_cast<std::int32_t>(last_seq), count, b.max_timestamp(),
                                  b.is_transactional()});
   }
@@ -126,19 +126,19 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
         }
         std::span<std::byte> batches(reinterpret_cast<std::byte*>(records->data()), records->size());
         // Idempotence: a retried batch is answered with the offsets it was first written at.
-        std::vector<txn::BatchInfo> infos = batch_infos(batches);
+        std::vector<storage::BatchInfo> infos = batch_infos(batches);
         auto check = p->producers().check(infos);
         switch (check.outcome) {
-          case txn::ProducerCheck::kOk:
+          case storage::ProducerCheck::kOk:
             break;
-          case txn::ProducerCheck::kDuplicate:
+          case storage::ProducerCheck::kDuplicate:
             o.base_offset = check.duplicate->first_offset;
             o.log_start_offset = p->log().log_start_offset();
             return o;
-          case txn::ProducerCheck::kInvalidProducerEpoch:
+          case storage::ProducerCheck::kInvalidProducerEpoch:
             o.error = code(ErrorCode::kInvalidProducerEpoch);
             return o;
-          case txn::ProducerCheck::kOutOfOrderSequence:
+          case storage::ProducerCheck::kOutOfOrderSequence:
             o.error = code(ErrorCode::kOutOfOrderSequenceNumber);
             return o;
         }

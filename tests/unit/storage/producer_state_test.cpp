@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "txn/producer_state.h"
+#include "storage/producer_state.h"
 
-namespace wt = weir::txn;
+namespace wt = weir::storage;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "txn/producer_snapshot.h"
+#include "storage/producer_snapshot.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "base/crc32c.h"
 
-namespace weir::txn {
+namespace weir::storage {
 
 namespace {
 
@@ -110,4 +110,4 @@ Result<SnapshotEntries, SnapshotError> decode_snapshot(ByteSpan bytes) {
   return out;
 }
 
-}  // namespace weir::txn
+}  // namespace weir::storage

@@ -29,9 +29,9 @@
 #include "base/result.h"
 #include "storage/errc.h"
 #include "storage/partition_log.h"
-#include "txn/producer_state.h"
+#include "storage/producer_state.h"
 
-namespace weir::txn {
+namespace weir::storage {
 
 class ProducerStateManager final : public storage::LogListener {
  public:
@@ -75,4 +75,4 @@ class ProducerStateManager final : public storage::LogListener {
   std::int64_t batches_replayed_ = 0;
 };
 
-}  // namespace weir::txn
+}  // namespace weir::storage

@@ -1,4 +1,4 @@
-#include "txn/producer_state_manager.h"
+#include "storage/producer_state_manager.h"
 
 #include <algorithm>
 
@@ -7,9 +7,9 @@
 #include "protocol/record/record.h"
 #include "protocol/record/record_batch.h"
 #include "storage/file.h"
-#include "txn/producer_snapshot.h"
+#include "storage/producer_snapshot.h"
 
-namespace weir::txn {
+namespace weir::storage {
 
 namespace {
 
@@ -186,4 +186,4 @@ void ProducerStateManager::prune(storage::PartitionLog& log) {
   }
 }
 
-}  // namespace weir::txn
+}  // namespace weir::storage

@@ -6,9 +6,9 @@
 
 #include "base/crc32c.h"
 #include "storage/file.h"
-#include "txn/producer_snapshot.h"
+#include "storage/producer_snapshot.h"
 
-namespace weir::txn {
+namespace weir::storage {
 namespace {
 
 namespace fs = std::filesystem;
@@ -135,4 +135,4 @@ TEST(ProducerSnapshot, DamagedFilesAreRefused) {
 }
 
 }  // namespace
-}  // namespace weir::txn
+}  // namespace weir::storage

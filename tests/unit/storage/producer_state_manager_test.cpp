@@ -8,10 +8,10 @@
 
 #include "protocol/record/control_record.h"
 #include "test_util.h"
-#include "txn/producer_snapshot.h"
-#include "txn/producer_state_manager.h"
+#include "storage/producer_snapshot.h"
+#include "storage/producer_state_manager.h"
 
-namespace weir::txn {
+namespace weir::storage {
 namespace {
 
 namespace fs = std::filesystem;
@@ -360,4 +360,4 @@ TEST_F(ProducerStateManagerTest, KafkasDirectoryLoadsFromItsSnapshotAndRebuildsT
 }
 
 }  // namespace
-}  // namespace weir::txn
+}  // namespace weir::storage

@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace weir::txn {
+namespace weir::storage {
 
 struct BatchMetadata {
   std::int32_t first_seq = -1;
@@ -109,4 +109,4 @@ class ProducerStateTable {
   Map producers_;
 };
 
-}  // namespace weir::txn
+}  // namespace weir::storage

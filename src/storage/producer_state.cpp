@@ -1,8 +1,8 @@
-#include "txn/producer_state.h"
+#include "storage/producer_state.h"
 
 #include <limits>
 
-namespace weir::txn {
+namespace weir::storage {
 
 namespace {
 
@@ -98,4 +98,4 @@ const ProducerEntry* ProducerStateTable::find(std::int64_t producer_id) const {
   return it == producers_.end() ? nullptr : &it->second;
 }
 
-}  // namespace weir::txn
+}  // namespace weir::storage

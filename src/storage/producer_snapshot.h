@@ -24,9 +24,9 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
-#include "txn/producer_state.h"
+#include "storage/producer_state.h"
 
-namespace weir::txn {
+namespace weir::storage {
 
 inline constexpr std::string_view kSnapshotSuffix = ".snapshot";
 inline constexpr std::int16_t kSnapshotVersion = 1;
@@ -51,4 +51,4 @@ using SnapshotEntries = std::vector<std::pair<std::int64_t, ProducerEntry>>;
 // The entries (producer id, entry with at most its last batch) of a snapshot file's bytes.
 [[nodiscard]] Result<SnapshotEntries, SnapshotError> decode_snapshot(ByteSpan bytes);
 
-}  // namespace weir::txn
+}  // namespace weir::storage

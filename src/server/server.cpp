@@ -1,0 +1,150 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/log.h"
+#include "broker/broker.h"
+#include "broker/metrics_report.h"
+#include "metrics/http_endpoint.h"
+#include "net/server.h"
+
+namespace weir::server {
+
+Environment Environment::system() { return Environment{SystemClock::instance(), storage::PosixFileSystem::instance()}; }
+
+std::expected<broker::Config, std::string> load_config(const ServeOptions& options) {
+  broker::Config config;
+  if (!options.config_file.empty()) {
+    if (auto r = config.load_properties_file(options.config_file); !r) return std::unexpected(r.error());
+  }
+  for (const auto& o : options.overrides) {
+    if (auto r = config.set(o); !r) return std::unexpected(r.error());
+  }
+  config.dev_mode = options.dev;
+  if (auto r = config.finalize(); !r) return std::unexpected(r.error());
+  return config;
+}
+
+Server::Server(broker::Config config, Environment env) : config_(std::move(config)), env_(env) {}
+
+Server::~Server() { stop(); }
+
+std::vector<std::uint16_t> Server::bound_ports() const {
+  return net_ ? net_->bound_ports() : std::vector<std::uint16_t>{};
+}
+
+std::string Server::cluster_id() const { return broker_ ? broker_->node().cluster_id : std::string(); }
+
+std::string Server::start() {
+  // The lock comes first: nothing may read or write the dir while another process owns it.
+  auto lock = storage::DirLock::acquire(config_.log_dir);
+  if (!lock) return lock.error();
+  lock_.emplace(std::move(*lock));
+
+  broker_ = std::make_unique<broker::Broker>(config_, env_.clock, env_.fs);
+  net::ServerOptions so;
+  for (const auto& l : config_.listeners) so.listeners.push_back({l.name, l.host, l.port});
+  so.threads = config_.cores;
+  so.socket_request_max_bytes = config_.socket_request_max_bytes;
+  so.max_inflight_requests_per_connection = config_.max_inflight_requests_per_connection;
+  so.socket_send_buffer_bytes = config_.socket_send_buffer_bytes;
+  so.socket_receive_buffer_bytes = config_.socket_receive_buffer_bytes;
+  net_ = std::make_unique<net::Server>(so, *broker_);
+  broker_->attach(net_->executors());
+  // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly
+  // (checkpoints, clean-shutdown marker) over a half-recovered dir.
+  if (auto err = broker_->start(); !err.empty()) {
+    abandon();
+    return err;
+  }
+  if (auto err = net_->start(); !err.empty()) {
+    abandon();
+    return err;
+  }
+  running_ = true;
+  if (!net_->bound_ports().empty()) broker_->set_bound_port(net_->bound_ports().front());
+
+  // metrics.listener: Prometheus scrapes, served on a thread of their own (see metrics_report.h).
+  if (const std::string listener = config_.get("metrics.listener"); !listener.empty()) {
+    metrics::HttpEndpointOptions mo;
+    if (auto err = metrics::parse_host_port(listener, mo.host, mo.port); !err.empty()) {
+      stop();
+      return "metrics.listener: " + err;
+    }
+    metrics_ = std::make_unique<metrics::HttpEndpoint>(
+        mo, [b = broker_.get(), n = net_.get()]() { return broker::render_metrics(*b, *n); });
+    if (auto err = metrics_->start(); !err.empty()) {
+      stop();
+      return err;
+    }
+    spdlog::info("event=metrics_listening host={} port={}", mo.host, metrics_->port());
+  }
+  return {};
+}
+
+void Server::abandon() {
+  net_.reset();
+  broker_.reset();
+  lock_.reset();
+}
+
+void Server::stop() {
+  if (!running_) {
+    lock_.reset();
+    return;
+  }
+  running_ = false;
+  if (metrics_) metrics_->stop();  // before the shards stop: a scrape posts to them
+  if (net_) net_->stop();
+  if (broker_) broker_->stop();
+  metrics_.reset();
+  net_.reset();
+  broker_.reset();
+  lock_.reset();
+}
+
+int serve(const ServeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  // Every logger, the component loggers of log::get() included, at the chosen level.
+  if (!log::init(options.log_level)) spdlog::warn("unknown log level {} (using info)", options.log_level);
+
+  auto config = load_config(options);
+  if (!config) {
+    spdlog::error("config error=\"{}\"", config.error());
+    return 2;
+  }
+  for (const auto& k : config->unknown_keys()) spdlog::warn("config unknown key={} (ignored)", k);
+  if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");
+
+  Server server(std::move(*config), Environment::system());
+  if (auto err = server.start(); !err.empty()) {
+    spdlog::error("startup failed error=\"{}\"", err);
+    return 1;
+  }
+  const auto& cfg = server.config();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  std::string where;
+  for (const auto& l : cfg.listeners) {
+    if (!where.empty()) where += ' ';
+    where += l.name + "://" + l.host + ":" + std::to_string(l.port);
+  }
+  spdlog::info("weir started node.id={} cluster.id={} listeners=\"{}\" log.dir={} cores={} startup_ms={}", cfg.node_id,
+               server.cluster_id(), where, cfg.log_dir, cfg.cores, ms.count());
+
+  boost::asio::io_context signals_ctx;
+  boost::asio::signal_set signals(signals_ctx, SIGINT, SIGTERM);
+  int signal_number = 0;
+  signals.async_wait([&](const boost::system::error_code&, int sig) { signal_number = sig; });
+  signals_ctx.run();
+  spdlog::info("shutting down signal={}", signal_number);
+  server.stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace weir::server

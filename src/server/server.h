@@ -1,0 +1,89 @@
+// The composition root of `weir serve`: builds the broker, the network server and the metrics
+// endpoint from a configuration, runs them, and stops them in order. Nothing else wires them
+// together; src/cli only parses the command line and calls serve().
+//
+// Time and the data files' file system come in through Environment, so a test or a simulator
+// can run the same wiring on its own clock and (fault-injecting) file system.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "broker/config.h"
+#include "storage/dir_lock.h"
+#include "storage/file.h"
+
+namespace weir::broker {
+class Broker;
+}
+namespace weir::net {
+class Server;
+}
+namespace weir::metrics {
+class HttpEndpoint;
+}
+
+namespace weir::server {
+
+// What `weir serve` was given on its command line.
+struct ServeOptions {
+  std::string config_file;
+  std::vector<std::string> overrides;  // key=value
+  bool dev = false;
+  std::string log_level = "info";
+};
+
+struct Environment {
+  const Clock& clock;
+  storage::FileSystem& fs;
+
+  // The real clock and the POSIX file system.
+  static Environment system();
+};
+
+// Builds the configuration: defaults, then the properties file, then --set overrides, then
+// --dev, validated. The error names the key or file at fault.
+[[nodiscard]] std::expected<broker::Config, std::string> load_config(const ServeOptions& options);
+
+// One running broker: data dir lock, broker, listeners, metrics endpoint.
+class Server {
+ public:
+  Server(broker::Config config, Environment env);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Locks the data dir, opens it, binds the listeners and the metrics endpoint. On failure
+  // everything started so far is stopped again and the error says what failed.
+  [[nodiscard]] std::string start();
+  // Stops accepting, the metrics endpoint (its scrapes post to the shards), the executors, then
+  // the broker (checkpoints), and releases the lock. Safe to call twice.
+  void stop();
+
+  [[nodiscard]] const broker::Config& config() const noexcept { return config_; }
+  [[nodiscard]] std::vector<std::uint16_t> bound_ports() const;
+  // The cluster id read from (or written to) the metadata log; after start().
+  [[nodiscard]] std::string cluster_id() const;
+
+ private:
+  void abandon();  // after a failed start: drop what was built, without a clean close
+
+  broker::Config config_;
+  Environment env_;
+  std::optional<storage::DirLock> lock_;
+  std::unique_ptr<broker::Broker> broker_;
+  std::unique_ptr<net::Server> net_;
+  std::unique_ptr<metrics::HttpEndpoint> metrics_;
+  bool running_ = false;
+};
+
+// `weir serve`: loads the configuration, runs a Server until SIGINT or SIGTERM. Returns the
+// process exit code: 0 after a signal, 1 when start-up fails, 2 for a bad configuration.
+int serve(const ServeOptions& options);
+
+}  // namespace weir::server
