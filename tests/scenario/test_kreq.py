@@ -8,6 +8,7 @@ import concurrent.futures
 import time
 
 import pytest
+from confluent_kafka import Producer
 
 from harness import wire
 from harness.kreq import Kreq, KreqConnectionClosed, as_uuid, kreq_once
@@ -130,26 +131,46 @@ def test_malformed_frame_closes_the_connection_and_kreq_reconnects(broker, paylo
 
 
 # ------------------------------------------------------------------------- concurrency
+def fetch_body(topic: str, max_wait_ms: int) -> dict:
+    return {"MaxWaitMillis": max_wait_ms, "MinBytes": 1, "MaxBytes": 1 << 20,
+            "Topics": [{"Topic": topic,
+                        "Partitions": [{"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20}]}]}
+
+
+def wait_until_fetchable(k: Kreq, name: str, timeout: float = 30.0) -> None:
+    """Metadata can name a leader before that broker serves the partition (Kafka answers
+    NOT_LEADER_OR_FOLLOWER until its replica manager has become leader): wait for a Fetch to work."""
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = k.send("Fetch", 12, fetch_body(name, 0))
+        [part] = resp["Topics"][0]["Partitions"]
+        if resp["ErrorCode"] == 0 and part["ErrorCode"] == 0:
+            return
+        assert time.monotonic() < deadline, f"{name}-0 not fetchable after {timeout}s: {resp}"
+        time.sleep(0.2)
+
+
 def test_long_polls_on_two_connections_are_outstanding_at_once(broker, topic_name):
-    wait_ms = 1500
-    fetch = {"MaxWaitMillis": wait_ms, "MinBytes": 1, "MaxBytes": 1 << 20,
-             "Topics": [{"Topic": topic_name,
-                         "Partitions": [{"Partition": 0, "FetchOffset": 0,
-                                         "PartitionMaxBytes": 1 << 20}]}]}
     with Kreq(broker) as a, Kreq(broker) as b:
         create_topic(a, topic_name)
         wait_for_leaders(a, topic_name, 1)
-        t0 = time.monotonic()
-        calls = [k.send_async("Fetch", 12, fetch) for k in (a, b)]
-        responses = [k.wait(c) for k, c in zip((a, b), calls)]
-        elapsed = time.monotonic() - t0
+        wait_until_fetchable(a, topic_name)
+        # a long poll on one connection, then a short one on another: the short one must be
+        # answered while the long one still waits. Served one after the other, b's answer would
+        # come only after a's 60 s.
+        slow = a.send_async("Fetch", 12, fetch_body(topic_name, 60000), timeout=120)
+        short = b.wait(b.send_async("Fetch", 12, fetch_body(topic_name, 300)), timeout=45)
+        assert not slow.done(), "the long poll was answered before its wait or a record"
+        # A record ends the long poll.
+        p = Producer({"bootstrap.servers": broker.bootstrap})
+        p.produce(topic_name, partition=0, value=b"wake")
+        assert p.flush(30) == 0
+        woken = a.wait(slow, timeout=90)
 
-    for resp in responses:
+    for resp, hw in ((short, 0), (woken, 1)):
         assert resp["ErrorCode"] == 0
         [part] = resp["Topics"][0]["Partitions"]
-        assert part["ErrorCode"] == 0 and part["HighWatermark"] == 0
-    # Served one after the other they would take two waits.
-    assert elapsed < 2 * wait_ms / 1000 - 0.2, f"{elapsed:.2f}s"
+        assert part["ErrorCode"] == 0 and part["HighWatermark"] == hw, part
 
 
 def join_body(group: str, member_id: str) -> dict:
