@@ -12,6 +12,9 @@ namespace weir::client {
 
 namespace asio = boost::asio;
 
+// Coroutine calls here never take a temporary of a non-trivial type as an argument (they take
+// named objects, moved): GCC 12 destroys such temporaries twice.
+
 namespace {
 
 constexpr std::int16_t kNone = 0;
@@ -164,7 +167,8 @@ asio::awaitable<Status<Error>> Client::refresh_metadata(Deadline deadline) {
     t.name = name;
   }
   request.allow_auto_topic_creation = options_.allow_auto_topic_creation;
-  auto response = co_await send(target::AnyNode{}, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
+  const Target to = target::AnyNode{};
+  auto response = co_await send(to, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
   if (!response) co_return unexpected(std::move(response.error()));
   if (response->brokers.empty()) {
     co_return unexpected(Error::kafka(5, "the metadata response listed no brokers"));  // LEADER_NOT_AVAILABLE
@@ -221,7 +225,8 @@ asio::awaitable<Result<CoordinatorInfo, Error>> Client::lookup_coordinator(Coord
   request.key = key;  // v0-v3
   request.key_type = static_cast<std::int8_t>(type);
   request.coordinator_keys = {key};  // v4+
-  auto response = co_await send(target::AnyNode{}, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
+  const Target to = target::AnyNode{};
+  auto response = co_await send(to, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
   if (!response) co_return unexpected(std::move(response.error()));
   std::int32_t node_id = response->node_id;
   std::string host = response->host;
@@ -296,7 +301,8 @@ asio::awaitable<Result<protocol::MetadataResponse, Error>> Client::metadata(
     request.topics.reset();
   }
   request.allow_auto_topic_creation = allow_auto_topic_creation;
-  auto response = co_await send(target::AnyNode{}, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
+  const Target to = target::AnyNode{};
+  auto response = co_await send(to, std::move(request), call_options(deadline, RetryOn::kTransportOnly));
   if (response && !response->brokers.empty()) metadata_.update(*response, steady_now_ms());
   co_return response;
 }
@@ -316,8 +322,8 @@ asio::awaitable<Result<std::vector<protocol::CreateTopicsResponse::CreatableTopi
       cfg.value = v;
     }
   }
-  auto response =
-      co_await send(target::Controller{}, std::move(request), call_options(deadline, RetryOn::kRoutingErrors));
+  const Target to = target::Controller{};
+  auto response = co_await send(to, std::move(request), call_options(deadline, RetryOn::kRoutingErrors));
   if (!response) co_return unexpected(std::move(response.error()));
   for (const auto& t : topics) metadata_.track(t.name);
   metadata_.invalidate();
@@ -343,7 +349,8 @@ asio::awaitable<Result<ProduceResult, Error>> Client::produce(std::string topic,
   p.records = protocol::Bytes(data, data + batch.size());
   CallOptions call = call_options(deadline, RetryOn::kAllRetriable, options.acks != 0);
   if (t.topic_id.is_zero()) call.max_version = 12;  // v13 names topics by id only
-  auto response = co_await send(target::Leader{topic, partition}, std::move(request), call);
+  const Target to = target::Leader{topic, partition};
+  auto response = co_await send(to, std::move(request), call);
   if (!response) co_return unexpected(std::move(response.error()));
   ProduceResult result;
   result.leader = metadata_.leader(topic, partition).value_or(-1);
@@ -384,7 +391,8 @@ asio::awaitable<Result<FetchResult, Error>> Client::fetch(FetchArgs args, Deadli
   CallOptions call = call_options(deadline, RetryOn::kAllRetriable);
   if (t.topic_id.is_zero()) call.max_version = 12;  // v13 names topics by id only
   const Uuid topic_id = t.topic_id;
-  auto response = co_await send(target::Leader{args.topic, args.partition}, std::move(request), call);
+  const Target to = target::Leader{args.topic, args.partition};
+  auto response = co_await send(to, std::move(request), call);
   if (!response) co_return unexpected(std::move(response.error()));
   if (response->error_code != kNone) {
     co_return unexpected(Error::kafka(response->error_code, "the Fetch request failed"));
@@ -421,7 +429,8 @@ asio::awaitable<Result<ListOffsetsResult, Error>> Client::list_offsets(std::stri
   p.timestamp = timestamp;
   request.timeout_ms =
       static_cast<std::int32_t>(std::clamp<std::int64_t>(ms_until(deadline), 0, options_.request_timeout_ms));
-  auto response = co_await send(target::Leader{topic, partition}, std::move(request),
+  const Target to = target::Leader{topic, partition};
+  auto response = co_await send(to, std::move(request),
                                 call_options(deadline, RetryOn::kAllRetriable));
   if (!response) co_return unexpected(std::move(response.error()));
   for (const auto& rt : response->topics) {

@@ -4,8 +4,10 @@
 //   boost::asio::io_context io;
 //   client::Client c(io.get_executor(), {.bootstrap = *client::parse_bootstrap("localhost:9092")});
 //   co_spawn(io, [&]() -> awaitable<void> {
-//     auto md = co_await c.metadata({{"orders"}}, client::deadline_after_ms(5000));
-//     auto sent = co_await c.send(client::target::Leader{"orders", 0}, protocol::ListOffsetsRequest{...});
+//     std::optional<std::vector<std::string>> topics{{"orders"}};
+//     auto md = co_await c.metadata(topics, client::deadline_after_ms(5000));
+//     client::Target leader = client::target::Leader{"orders", 0};
+//     auto sent = co_await c.send(leader, std::move(list_offsets_request));
 //     c.stop();
 //   }, detached);
 //   io.run();
@@ -20,6 +22,9 @@
 //
 // Retrying resends the whole request: for a Produce without idempotence that may duplicate
 // records, as with Kafka's producer when retries are on.
+//
+// GCC 12: pass named objects (std::move them) to these coroutines, never temporaries of types with
+// destructors (a Target, a vector): GCC 12 destroys such temporaries twice.
 //
 // Threading: not thread-safe. Every call must be made from coroutines on the executor passed to
 // the constructor, and the Client must outlive them. stop() closes all connections; calls in

@@ -170,7 +170,10 @@ asio::awaitable<void> produce(Run& run) {
   if (run.args.size() < 3 || !parse_int(run.args[1], partition))
     co_return run.usage("produce TOPIC PARTITION VALUE...");
   std::vector<std::string> values(run.args.begin() + 2, run.args.end());
-  auto r = co_await run.c.produce(run.args[0], partition, make_batch(values), client::ProduceOptions(), run.deadline());
+  // Named arguments: GCC 12 destroys temporaries passed to a coroutine twice.
+  std::vector<std::byte> batch = make_batch(values);
+  client::ProduceOptions options;
+  auto r = co_await run.c.produce(run.args[0], partition, std::move(batch), std::move(options), run.deadline());
   if (!r) co_return run.fail(r.error());
   run.out = fmt::format(R"({{"ok":true,"base_offset":{},"leader":{}}})", r->base_offset, r->leader);
 }
@@ -255,7 +258,9 @@ asio::awaitable<void> produce_to_late_topic(Run& run, LateTopic& late) {
   auto ex = co_await asio::this_coro::executor;
   asio::co_spawn(ex, create_when_retried(run, late, topic), asio::detached);
   std::vector<std::string> values(1, run.args[1]);
-  auto r = co_await run.c.produce(topic, 0, make_batch(values), client::ProduceOptions(), run.deadline());
+  std::vector<std::byte> batch = make_batch(values);
+  client::ProduceOptions options;
+  auto r = co_await run.c.produce(topic, 0, std::move(batch), std::move(options), run.deadline());
   if (run.status != 0) co_return;
   if (!r) co_return run.fail(r.error());
   std::string errors;
@@ -266,7 +271,8 @@ asio::awaitable<void> produce_to_late_topic(Run& run, LateTopic& late) {
 asio::awaitable<void> pipeline(Run& run) {
   int n = 0;
   if (run.args.size() != 1 || !parse_int(run.args[0], n) || n <= 0 || n > 1000) co_return run.usage("pipeline N");
-  auto warm = co_await run.c.metadata(std::vector<std::string>{}, run.deadline());
+  std::optional<std::vector<std::string>> no_topics(std::in_place);
+  auto warm = co_await run.c.metadata(no_topics, run.deadline());
   if (!warm) co_return run.fail(warm.error());
   auto ex = co_await asio::this_coro::executor;
   int answered = 0;
@@ -278,7 +284,8 @@ asio::awaitable<void> pipeline(Run& run) {
     asio::co_spawn(
         ex,
         [&run, &answered, &failure, &all_done, n]() -> asio::awaitable<void> {
-          auto r = co_await run.c.metadata(std::vector<std::string>{}, run.deadline());
+          std::optional<std::vector<std::string>> none(std::in_place);
+          auto r = co_await run.c.metadata(none, run.deadline());
           if (!r && !failure) failure = r.error();
           if (++answered == n) all_done.cancel();
         },
