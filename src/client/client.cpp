@@ -66,6 +66,11 @@ void Client::report_retry(std::string_view api, int attempt, const Error& error)
   if (options_.on_retry) options_.on_retry(RetryEvent{api, attempt, error});
 }
 
+void Client::keep_most_telling(std::optional<Error>& last, Error error) {
+  if (error.kind == ErrorKind::kTimeout && last && last->kind != ErrorKind::kTimeout) return;
+  last = std::move(error);
+}
+
 Error Client::deadline_error(std::string_view api, int attempts, const std::optional<Error>& last) const {
   if (!last) return Error::timeout(fmt::format("{} not sent before the deadline", api));
   if (last->kind == ErrorKind::kTimeout && attempts <= 1) return *last;
@@ -430,8 +435,7 @@ asio::awaitable<Result<ListOffsetsResult, Error>> Client::list_offsets(std::stri
   request.timeout_ms =
       static_cast<std::int32_t>(std::clamp<std::int64_t>(ms_until(deadline), 0, options_.request_timeout_ms));
   const Target to = target::Leader{topic, partition};
-  auto response = co_await send(to, std::move(request),
-                                call_options(deadline, RetryOn::kAllRetriable));
+  auto response = co_await send(to, std::move(request), call_options(deadline, RetryOn::kAllRetriable));
   if (!response) co_return unexpected(std::move(response.error()));
   for (const auto& rt : response->topics) {
     if (rt.name != topic) continue;

@@ -226,6 +226,9 @@ class Client {
   // Forgets what routed target to a node that failed or moved.
   void note_failure(const Target& target, std::int16_t code);
   void report_retry(std::string_view api, int attempt, const Error& error);
+  // Records error as the last one, unless it only says the deadline cut an attempt short and an
+  // earlier attempt failed for a reason worth reporting.
+  static void keep_most_telling(std::optional<Error>& last, Error error);
   [[nodiscard]] Error deadline_error(std::string_view api, int attempts, const std::optional<Error>& last) const;
 
   boost::asio::any_io_executor executor_;
@@ -256,13 +259,14 @@ boost::asio::awaitable<Result<ResponseOf<Request>, Error>> Client::send(Target t
   const Deadline deadline = options.deadline.value_or(deadline_after_ms(options_.default_api_timeout_ms));
   constexpr std::string_view api = Request::kName;
   std::optional<Error> last;
-  int attempt = 0;
-  for (;; ++attempt) {
+  int attempts_made = 0;
+  for (int attempt = 0;; ++attempt) {
     if (attempt > 0) {
       report_retry(api, attempt, *last);
       if (!co_await backoff(attempt - 1, deadline)) break;
     }
     if (stopped_) co_return unexpected(Error::transport("the client is stopped"));
+    ++attempts_made;
     auto node = co_await resolve(target, deadline);
     if (!node) {
       if (!node.error().retriable() && node.error().kind != ErrorKind::kTimeout) co_return unexpected(node.error());
@@ -272,7 +276,7 @@ boost::asio::awaitable<Result<ResponseOf<Request>, Error>> Client::send(Target t
     }
     auto conn = co_await connection(*node, deadline);
     if (!conn) {
-      last = std::move(conn.error());
+      keep_most_telling(last, std::move(conn.error()));
       note_failure(target, 0);
       if (std::chrono::steady_clock::now() >= deadline) break;
       continue;
@@ -286,7 +290,7 @@ boost::asio::awaitable<Result<ResponseOf<Request>, Error>> Client::send(Target t
     auto response = co_await (*conn)->send(request, *version, attempt_deadline, options.expect_response);
     if (!response) {
       if (response.error().kind == ErrorKind::kProtocol) co_return unexpected(std::move(response.error()));
-      last = std::move(response.error());
+      keep_most_telling(last, std::move(response.error()));
       note_failure(target, 0);
       if (std::chrono::steady_clock::now() >= deadline) break;
       continue;
@@ -298,7 +302,7 @@ boost::asio::awaitable<Result<ResponseOf<Request>, Error>> Client::send(Target t
     }
     co_return std::move(*response);
   }
-  co_return unexpected(deadline_error(api, attempt, last));
+  co_return unexpected(deadline_error(api, attempts_made, last));
 }
 
 }  // namespace weir::client
