@@ -1,0 +1,56 @@
+// What a client call can fail with: a Kafka error code the broker returned, a transport failure
+// (connect, read, write, a connection closed under a request), a deadline that passed, a response
+// the client cannot parse, an API or version the broker does not offer, or bad input from the
+// caller. Every error carries a message meant for a person; Kafka errors also carry the code and
+// Kafka's name for it (Errors.java), so the CLI can print what Kafka's tools print.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace weir::client {
+
+enum class ErrorKind : std::uint8_t {
+  kKafka,            // the broker answered with a non-zero error code
+  kTransport,        // connect/read/write failed or the connection closed
+  kTimeout,          // the call's deadline passed (code holds the last Kafka error seen, if any)
+  kProtocol,         // a malformed or unexpected response (e.g. a correlation id mismatch)
+  kUnsupported,      // the broker offers no version of the API that the codec can speak
+  kInvalidArgument,  // the caller's input (a bootstrap list, a partition that does not exist, ...)
+};
+
+[[nodiscard]] std::string_view to_string(ErrorKind kind) noexcept;
+
+struct Error {
+  ErrorKind kind = ErrorKind::kTransport;
+  std::int16_t code = 0;  // Kafka error code (kKafka; for kTimeout the last one seen; else 0)
+  std::string message;
+
+  static Error kafka(std::int16_t code, std::string message);
+  static Error transport(std::string message);
+  static Error timeout(std::string message, std::int16_t last_code = 0);
+  static Error protocol(std::string message);
+  static Error unsupported(std::string message);
+  static Error invalid_argument(std::string message);
+
+  // Kafka's name of `code` ("NOT_LEADER_OR_FOLLOWER"), "" when code is 0 or unknown.
+  [[nodiscard]] std::string_view name() const noexcept;
+  // Whether trying again may succeed: retriable Kafka codes and transport failures.
+  [[nodiscard]] bool retriable() const noexcept;
+  // "kafka error NOT_LEADER_OR_FOLLOWER (6): <message>", "timeout: <message>", ...
+  [[nodiscard]] std::string to_string() const;
+};
+
+// The codes whose exceptions Kafka's clients mark retriable (subclasses of RetriableException
+// in Errors.java, Kafka 4.x): e.g. NOT_LEADER_OR_FOLLOWER, COORDINATOR_LOAD_IN_PROGRESS.
+[[nodiscard]] bool is_retriable(std::int16_t code) noexcept;
+
+// Codes that mean the client's view of partition leadership is stale (InvalidMetadataException
+// and its kin): the client refreshes metadata before retrying a leader-routed request.
+[[nodiscard]] bool is_stale_metadata(std::int16_t code) noexcept;
+
+// Codes after which a coordinator-routed request must look the coordinator up again.
+[[nodiscard]] bool is_coordinator_moved(std::int16_t code) noexcept;
+
+}  // namespace weir::client
