@@ -1,15 +1,16 @@
 #include "cli/serve.h"
 
-#include <chrono>
-#include <memory>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <memory>
 
 #include "base/log.h"
 #include "broker/broker.h"
 #include "broker/metrics_report.h"
+#include "config/load.h"
 #include "metrics/http_endpoint.h"
 #include "net/server.h"
 
@@ -21,24 +22,14 @@ int serve(const ServeOptions& options) {
   const bool level_known = log::init(options.log_level);
   if (!level_known) spdlog::warn("unknown log level {} (using info)", options.log_level);
 
-  broker::Config config;
-  if (!options.config_file.empty()) {
-    if (auto r = config.load_properties_file(options.config_file); !r) {
-      spdlog::error("config error=\"{}\"", r.error());
-      return 2;
-    }
+  // Parsed and validated once, here: a value Kafka would refuse stops the start (exit 1).
+  auto loaded = config::load_broker_config(options.config_file, options.overrides);
+  if (!loaded) {
+    spdlog::error("config error=\"{}\"", loaded.error());
+    return 1;
   }
-  for (const auto& o : options.overrides) {
-    if (auto r = config.set(o); !r) {
-      spdlog::error("config error=\"{}\"", r.error());
-      return 2;
-    }
-  }
+  broker::Config config = std::move(*loaded);
   config.dev_mode = options.dev;
-  if (auto r = config.finalize(); !r) {
-    spdlog::error("config error=\"{}\"", r.error());
-    return 2;
-  }
   for (const auto& k : config.unknown_keys()) spdlog::warn("config unknown key={} (ignored)", k);
   if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");
 
@@ -63,13 +54,13 @@ int serve(const ServeOptions& options) {
   if (!server.bound_ports().empty()) broker.set_bound_port(server.bound_ports().front());
   // metrics.listener: Prometheus scrapes, served on a thread of their own (see metrics_report.h).
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
-  if (const std::string listener = config.get("metrics.listener"); !listener.empty()) {
+  if (const std::string listener = config.typed().get_string("metrics.listener"); !listener.empty()) {
     metrics::HttpEndpointOptions mo;
     if (auto err = metrics::parse_host_port(listener, mo.host, mo.port); !err.empty()) {
       spdlog::error("config error=\"metrics.listener: {}\"", err);
       server.stop();
       broker.stop();
-      return 2;
+      return 1;
     }
     metrics_endpoint = std::make_unique<metrics::HttpEndpoint>(
         mo, [&broker, &server]() { return broker::render_metrics(broker, server); });
