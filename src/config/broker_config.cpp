@@ -97,6 +97,31 @@ Result<std::map<std::string, std::string>, std::string> protocol_map(std::string
   return out;
 }
 
+// KafkaConfig's rules for the broker-wide log times: the effective retention (log.retention.ms,
+// else .minutes, else .hours; any negative value means unlimited) may not be 0; log.roll.ms and
+// log.roll.jitter.ms, when set, must be at least 1 and 0.
+Status<std::string> check_log_times(const ConfigValues& values) {
+  std::int64_t retention_ms = 0;
+  if (auto ms = values.get_optional_long("log.retention.ms")) {
+    retention_ms = *ms;
+  } else if (!values.is_null("log.retention.minutes")) {
+    retention_ms = std::int64_t{values.get_int("log.retention.minutes")} * 60'000;
+  } else {
+    retention_ms = std::int64_t{values.get_int("log.retention.hours")} * 3'600'000;
+  }
+  if (retention_ms == 0) {
+    return unexpected(
+        std::string("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"));
+  }
+  if (auto roll = values.get_optional_long("log.roll.ms"); roll && *roll < 1) {
+    return unexpected(std::string("requirement failed: log.roll.ms must be greater than or equal to 1"));
+  }
+  if (auto jitter = values.get_optional_long("log.roll.jitter.ms"); jitter && *jitter < 0) {
+    return unexpected(std::string("requirement failed: log.roll.jitter.ms must be greater than or equal to 0"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<Listener>, std::string> parse_listeners(std::string_view text) {
@@ -201,10 +226,11 @@ Status<std::string> BrokerConfig::finalize() {
     return unexpected(fmt::format("Invalid value {} for configuration node.id: Value must be at least 0", node_id));
   const std::int32_t cleaner_threads = typed_.get_int("log.cleaner.threads");
   if (cleaner_threads == 0) return unexpected(std::string("/ by zero"));  // what KafkaConfig throws
-  if (typed_.get_long("log.cleaner.dedupe.buffer.size") / cleaner_threads < 1024 * 1024) {
+  if (typed_.get_long("log.cleaner.dedupe.buffer.size") / cleaner_threads <= 1024 * 1024) {
     return unexpected(
         std::string("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."));
   }
+  if (auto r = check_log_times(typed_); !r) return r;
   if (auto r = check_listeners(); !r) return r;
 
   const auto& dirs = typed_.is_null("log.dirs") ? typed_.get_list("log.dir") : typed_.get_list("log.dirs");

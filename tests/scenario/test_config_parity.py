@@ -15,6 +15,7 @@ A few rows also go through a real `weir serve` start (exit status 1 and the mess
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -106,13 +107,11 @@ def test_definitions_match_kafka_for_every_shared_key(kafka_defs, weir_defs):
 
 
 def _range(validator: str) -> tuple[int | None, int | None]:
-    """Bounds of a Range validator text: "[1,...]", "[0,...,10]", "[...,5]"."""
-    if not validator.startswith("[") or "..." not in validator:
+    """Bounds of a Range validator text: "[1,...]", "[0,...,10]", "[...,5]"; else (None, None)."""
+    m = re.fullmatch(r"\[(-?\d+)?,?\.\.\.,?(-?\d+)?\]", validator)
+    if not m:
         return None, None
-    parts = validator.strip("[]").split(",")
-    lo = int(parts[0]) if parts[0] not in ("...", "") else None
-    hi = int(parts[-1]) if parts[-1] not in ("...", "") else None
-    return lo, hi
+    return tuple(int(g) if g is not None else None for g in m.groups())
 
 
 def _rows_for(name: str, d: dict[str, str]) -> list[str]:
