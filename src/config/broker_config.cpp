@@ -111,7 +111,8 @@ Status<std::string> check_log_times(const ConfigValues& values) {
   }
   if (retention_ms == 0) {
     return unexpected(
-        std::string("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"));
+        std::string("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1 "
+                    "(log.retention.ms, else log.retention.minutes, else log.retention.hours)"));
   }
   if (auto roll = values.get_optional_long("log.roll.ms"); roll && *roll < 1) {
     return unexpected(std::string("requirement failed: log.roll.ms must be greater than or equal to 1"));
@@ -218,17 +219,23 @@ Status<std::string> BrokerConfig::finalize() {
   typed_ = std::move(*parsed);
 
   // Rules relating keys, as KafkaConfig checks them.
-  if (is_set("node.id") && is_set("broker.id") && typed_.get_int("node.id") != typed_.get_int("broker.id")) {
+  // broker.id is an alias of node.id; its default -1 means unset.
+  const std::int32_t broker_id = typed_.get_int("broker.id");
+  if (is_set("node.id") && broker_id >= 0 && typed_.get_int("node.id") != broker_id) {
     return unexpected(std::string("You must set `node.id` to the same value as `broker.id`."));
   }
-  node_id = !is_set("node.id") && is_set("broker.id") ? typed_.get_int("broker.id") : typed_.get_int("node.id");
+  node_id = !is_set("node.id") && broker_id >= 0 ? broker_id : typed_.get_int("node.id");
   if (node_id < 0)
     return unexpected(fmt::format("Invalid value {} for configuration node.id: Value must be at least 0", node_id));
   const std::int32_t cleaner_threads = typed_.get_int("log.cleaner.threads");
-  if (cleaner_threads == 0) return unexpected(std::string("/ by zero"));  // what KafkaConfig throws
+  if (cleaner_threads == 0) {  // KafkaConfig fails dividing by it
+    return unexpected(
+        std::string("/ by zero (log.cleaner.dedupe.buffer.size / log.cleaner.threads with log.cleaner.threads=0)"));
+  }
   if (typed_.get_long("log.cleaner.dedupe.buffer.size") / cleaner_threads <= 1024 * 1024) {
     return unexpected(
-        std::string("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."));
+        std::string("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread. "
+                    "(log.cleaner.dedupe.buffer.size / log.cleaner.threads must exceed 1048576)"));
   }
   if (auto r = check_log_times(typed_); !r) return r;
   if (auto r = check_listeners(); !r) return r;

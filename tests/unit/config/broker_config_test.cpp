@@ -89,13 +89,16 @@ TEST(BrokerConfig, EmptyListsAreRefusedAsKafkaDoes) {
 
 TEST(BrokerConfig, RulesRelatingKeys) {
   EXPECT_EQ(verdict({"node.id=2", "broker.id=3"}), "You must set `node.id` to the same value as `broker.id`.");
-  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048575"}),
-            "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.");
-  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048576"}),
-            "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.");
+  const std::string dedupe =
+      "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread. "
+      "(log.cleaner.dedupe.buffer.size / log.cleaner.threads must exceed 1048576)";
+  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048575"}), dedupe);
+  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048576"}), dedupe);
+  EXPECT_EQ(verdict({"log.cleaner.threads=2147483647"}), dedupe);
   EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048577"}), "ok");
   EXPECT_EQ(verdict({"log.retention.hours=0"}),
-            "requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1");
+            "requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1 "
+            "(log.retention.ms, else log.retention.minutes, else log.retention.hours)");
   EXPECT_EQ(verdict({"log.retention.hours=0", "log.retention.ms=5"}), "ok");
   EXPECT_EQ(verdict({"log.retention.hours=-5"}), "ok");  // any negative retention is unlimited
   EXPECT_EQ(verdict({"log.roll.ms=0"}), "requirement failed: log.roll.ms must be greater than or equal to 1");
