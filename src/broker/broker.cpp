@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -154,31 +155,36 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
     node_.host = config_.advertised_listeners.front().host;
     node_.port = config_.advertised_listeners.front().port;
   }
-  auto_create_topics_ = config_.get("auto.create.topics.enable") != "false";
-  flush_on_acks_all_ = !config_.dev_mode && config_.get("flush.on.acks.all") != "false";
-  topic_defaults_.num_partitions = std::stoi(config_.get("num.partitions"));
-  topic_defaults_.replication_factor = static_cast<std::int16_t>(std::stoi(config_.get("default.replication.factor")));
+  // Every value was parsed and validated once, at start-up (config::BrokerConfig::finalize).
+  const config::ConfigValues& c = config_.typed();
+  auto_create_topics_ = c.get_bool("auto.create.topics.enable");
+  flush_on_acks_all_ = !config_.dev_mode && c.get_bool("flush.on.acks.all");
+  topic_defaults_.num_partitions = c.get_int("num.partitions");
+  // INT in Kafka; a replication factor is a SHORT on the wire (one node serves one replica anyway).
+  topic_defaults_.replication_factor = static_cast<std::int16_t>(std::clamp<std::int32_t>(
+      c.get_int("default.replication.factor"), std::numeric_limits<std::int16_t>::min(),
+      std::numeric_limits<std::int16_t>::max()));
   catalog_.store(std::make_shared<const Catalog>());
-  group_config_.initial_rebalance_delay_ms = std::stoi(config_.get("group.initial.rebalance.delay.ms"));
-  group_config_.min_session_timeout_ms = std::stoi(config_.get("group.min.session.timeout.ms"));
-  group_config_.max_session_timeout_ms = std::stoi(config_.get("group.max.session.timeout.ms"));
-  group_config_.max_size = std::stoi(config_.get("group.max.size"));
-  group_config_.offset_metadata_max_bytes = std::stoi(config_.get("offset.metadata.max.bytes"));
-  cleaner_enabled_ = config_.get("log.cleaner.enable") != "false";
-  cleaner_backoff_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.cleaner.backoff.ms")));
-  cleaner_io_bytes_per_second_ = std::stod(config_.get("log.cleaner.io.max.bytes.per.second"));
-  retention_check_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.retention.check.interval.ms")));
-  cleaner_config_.dedupe_buffer_bytes = std::stoll(config_.get("log.cleaner.dedupe.buffer.size"));
-  cleaner_config_.dedupe_buffer_load_factor = std::stod(config_.get("log.cleaner.io.buffer.load.factor"));
-  group_config_.offsets_retention_ms = std::stoll(config_.get("offsets.retention.minutes")) * 60 * 1000;
-  group_config_.offsets_retention_check_interval_ms = std::stoll(config_.get("offsets.retention.check.interval.ms"));
-  producer_id_expiration_ms_ = std::stoll(config_.get("producer.id.expiration.ms"));
-  flush_scheduler_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.scheduler.interval.ms")));
-  checkpoint_interval_ms_ = std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.offset.checkpoint.interval.ms")));
+  group_config_.initial_rebalance_delay_ms = c.get_int("group.initial.rebalance.delay.ms");
+  group_config_.min_session_timeout_ms = c.get_int("group.min.session.timeout.ms");
+  group_config_.max_session_timeout_ms = c.get_int("group.max.session.timeout.ms");
+  group_config_.max_size = c.get_int("group.max.size");
+  group_config_.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
+  cleaner_enabled_ = c.get_bool("log.cleaner.enable");
+  cleaner_backoff_ms_ = std::max<std::int64_t>(1, c.get_long("log.cleaner.backoff.ms"));
+  cleaner_io_bytes_per_second_ = c.get_double("log.cleaner.io.max.bytes.per.second");
+  retention_check_interval_ms_ = c.get_long("log.retention.check.interval.ms");
+  cleaner_config_.dedupe_buffer_bytes = c.get_long("log.cleaner.dedupe.buffer.size");
+  cleaner_config_.dedupe_buffer_load_factor = c.get_double("log.cleaner.io.buffer.load.factor");
+  // At most 2^31-1 minutes: the product fits in 64 bits.
+  group_config_.offsets_retention_ms = std::int64_t{c.get_int("offsets.retention.minutes")} * 60 * 1000;
+  group_config_.offsets_retention_check_interval_ms = c.get_long("offsets.retention.check.interval.ms");
+  producer_id_expiration_ms_ = c.get_int("producer.id.expiration.ms");
+  flush_scheduler_interval_ms_ = std::max<std::int64_t>(1, c.get_long("log.flush.scheduler.interval.ms"));
+  checkpoint_interval_ms_ = std::max<std::int64_t>(1, c.get_int("log.flush.offset.checkpoint.interval.ms"));
   start_offset_checkpoint_interval_ms_ =
-      std::max<std::int64_t>(1, std::stoll(config_.get("log.flush.start.offset.checkpoint.interval.ms")));
-  producer_id_expiration_check_interval_ms_ =
-      std::max<std::int64_t>(1, std::stoll(config_.get("producer.id.expiration.check.interval.ms")));
+      std::max<std::int64_t>(1, c.get_int("log.flush.start.offset.checkpoint.interval.ms"));
+  producer_id_expiration_check_interval_ms_ = c.get_int("producer.id.expiration.check.interval.ms");
   fetch_sessions_ = std::make_unique<FetchSessionCache>(FetchSessionConfig{
       .cache_slots = config_.fetch_session_cache_slots,
       .max_cached_partitions = config_.fetch_session_cache_max_partitions,
@@ -462,7 +468,7 @@ asio::awaitable<void> Broker::write_checkpoints_periodically() {
 
 std::int32_t Broker::offsets_partitions() const {
   if (const TopicInfo* t = catalog()->find(std::string(kOffsetsTopic))) return t->partitions;
-  return std::max(1, std::stoi(config_.get("offsets.topic.num.partitions")));
+  return config_.typed().get_int("offsets.topic.num.partitions");
 }
 
 GroupHost* Broker::group_host(std::size_t shard, std::int32_t partition) {
@@ -480,7 +486,7 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
   req.timeout_ms = 30000;
   auto& t = req.topics.emplace_back();
   t.name = std::string(kOffsetsTopic);
-  t.num_partitions = std::max(1, std::stoi(config_.get("offsets.topic.num.partitions")));
+  t.num_partitions = config_.typed().get_int("offsets.topic.num.partitions");
   // One node: one replica, whatever offsets.topic.replication.factor says.
   t.replication_factor = 1;
   auto add = [&](std::string name, std::string value) {
@@ -490,7 +496,7 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
   };
   add("cleanup.policy", "compact");
   add("compression.type", "producer");
-  add("segment.bytes", config_.get("offsets.topic.segment.bytes"));
+  add("segment.bytes", std::to_string(config_.typed().get_int("offsets.topic.segment.bytes")));
   auto resp = co_await create_topics(req, 7);
   for (const auto& r : resp.topics) {
     if (r.error_code != 0 && r.error_code != code(ErrorCode::kTopicAlreadyExists)) {

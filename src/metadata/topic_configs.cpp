@@ -9,6 +9,7 @@
 
 #include "base/assert.h"
 #include "base/result.h"
+#include "config/config_def.h"
 
 namespace weir::metadata {
 namespace {
@@ -120,74 +121,11 @@ constexpr TopicConfigDef kDefs[] = {
     {"remote.log.delete.on.disable", T::boolean, "false", Check::none, std::nullopt, std::nullopt, {}, {}, false},
 };
 
-// A value parsed by its key's type.
-using Parsed = std::variant<std::int64_t, double, bool, std::string, std::vector<std::string>>;
-
-std::string invalid_value(std::string_view shown, std::string_view name, std::string_view why) {
-  return fmt::format("Invalid value {} for configuration {}: {}", shown, name, why);
-}
+// A value parsed by its key's type (src/config's engine; never null here: every topic key has a
+// default).
+using Parsed = config::Value;
 
 ApiError config_error(std::string message) { return ApiError{Errc::invalid_config, std::move(message)}; }
-
-std::string_view type_name(ConfigType type) noexcept {
-  switch (type) {
-    case T::int32:
-      return "INT";
-    case T::int64:
-      return "LONG";
-    case T::float64:
-      return "DOUBLE";
-    default:
-      return "STRING";
-  }
-}
-
-// ConfigDef.parseType: the error carries the raw value.
-Result<Parsed, ApiError> parse_value(const TopicConfigDef& def, std::string_view raw) {
-  const std::string_view trimmed = java::trim(raw);
-  switch (def.type) {
-    case T::int32:
-    case T::int16:
-    case T::int64: {
-      const int bits = def.type == T::int64 ? 64 : def.type == T::int32 ? 32 : 16;
-      auto v = java::parse_integer(trimmed, bits);
-      if (!v) {
-        return unexpected(
-            config_error(invalid_value(raw, def.name, fmt::format("Not a number of type {}", type_name(def.type)))));
-      }
-      return Parsed(*v);
-    }
-    case T::float64: {
-      auto v = java::parse_double(trimmed);
-      if (!v) {
-        return unexpected(config_error(invalid_value(raw, def.name, "Not a number of type DOUBLE")));
-      }
-      return Parsed(*v);
-    }
-    case T::boolean: {
-      auto eq = [&](std::string_view word) {
-        return std::ranges::equal(
-            trimmed, word, [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b; });
-      };
-      if (eq("true")) return Parsed(true);
-      if (eq("false")) return Parsed(false);
-      return unexpected(config_error(invalid_value(raw, def.name, "Expected value to be either true or false")));
-    }
-    case T::list:
-      return Parsed(java::split_list(trimmed));
-    default:
-      return Parsed(std::string(trimmed));
-  }
-}
-
-std::string join(std::span<const std::string_view> items, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
 
 // Java's List.toString: "[a, b]".
 std::string java_list(const std::vector<std::string>& items) {
@@ -208,59 +146,64 @@ bool is_throttle_entry(std::string_view s) {
   return digits(s.substr(0, colon)) && digits(s.substr(colon + 1));
 }
 
-// The key's validator, applied to the parsed value (messages show the parsed value).
-ApiError check_value(const TopicConfigDef& def, const Parsed& value) {
+std::optional<std::string> gzip_level(std::string_view, const Parsed& value) {
+  const std::int64_t n = std::get<std::int64_t>(value);
+  if (n == -1 || (n >= 1 && n <= 9)) return std::nullopt;
+  return std::string("Value must be between 1 and 9 or equal to -1");
+}
+
+std::optional<std::string> throttled_replicas(std::string_view name, const Parsed& value) {
+  const auto& items = std::get<std::vector<std::string>>(value);
+  std::string joined;
+  for (const auto& item : items) joined += java::trim(item);
+  if (joined == "*" || std::ranges::all_of(items, is_throttle_entry)) return std::nullopt;
+  return std::string(config::kWholeMessage) +
+         config::invalid_value(java_list(items), name,
+                               fmt::format("{} must be the literal '*' or a list of replicas in the following format: "
+                                           "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+                                           name));
+}
+
+// The engine's definition of a topic key.
+config::KeyDef key_def(const TopicConfigDef& def) {
+  config::KeyDef k;
+  k.name = def.name;
+  k.type = static_cast<config::Type>(def.type);
+  k.default_value = def.default_value;
   switch (def.check) {
     case Check::none:
-      return ApiError::ok();
-    case Check::range: {
-      const bool is_double = std::holds_alternative<double>(value);
-      const double d = is_double ? std::get<double>(value) : 0.0;
-      const std::int64_t n = is_double ? 0 : std::get<std::int64_t>(value);
-      const std::string shown = is_double ? java::double_to_string(d) : std::to_string(n);
-      if (def.min && (is_double ? d < static_cast<double>(*def.min) : n < *def.min)) {
-        return config_error(invalid_value(shown, def.name, fmt::format("Value must be at least {}", *def.min)));
-      }
-      if (def.max && (is_double ? d > static_cast<double>(*def.max) : n > *def.max)) {
-        return config_error(invalid_value(shown, def.name, fmt::format("Value must be no more than {}", *def.max)));
-      }
-      return ApiError::ok();
-    }
-    case Check::gzip_level: {
-      const std::int64_t n = std::get<std::int64_t>(value);
-      if (n == -1 || (n >= 1 && n <= 9)) return ApiError::ok();
-      return config_error(invalid_value(std::to_string(n), def.name, "Value must be between 1 and 9 or equal to -1"));
-    }
-    case Check::one_of: {
-      const auto& s = std::get<std::string>(value);
-      if (std::ranges::find(def.allowed, s) != def.allowed.end()) return ApiError::ok();
-      return config_error(
-          invalid_value(s, def.name, fmt::format("String must be one of: {}", join(def.allowed, ", "))));
-    }
-    case Check::list_of: {
-      for (const auto& item : std::get<std::vector<std::string>>(value)) {
-        if (item.empty()) {
-          return config_error(fmt::format("Configuration '{}' values must not be empty.", def.name));
-        }
-        if (std::ranges::find(def.allowed, item) == def.allowed.end()) {
-          return config_error(
-              invalid_value(item, def.name, fmt::format("String must be one of: {}", join(def.allowed, ", "))));
-        }
-      }
-      return ApiError::ok();
-    }
-    case Check::throttled_replicas: {
-      const auto& items = std::get<std::vector<std::string>>(value);
-      std::string joined;
-      for (const auto& item : items) joined += java::trim(item);
-      if (joined == "*" || std::ranges::all_of(items, is_throttle_entry)) return ApiError::ok();
-      return config_error(
-          invalid_value(java_list(items), def.name,
-                        fmt::format("{} must be the literal '*' or a list of replicas in the following format: "
-                                    "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
-                                    def.name)));
-    }
+      break;
+    case Check::range:
+      k.validator.kind = config::Validator::Kind::range;
+      k.validator.min = def.min;
+      k.validator.max = def.max;
+      break;
+    case Check::gzip_level:
+      k.validator = config::custom(gzip_level, "[1,...,9] or -1");
+      break;
+    case Check::one_of:
+      k.validator = config::one_of(def.allowed);
+      break;
+    case Check::list_of:
+      k.validator = config::list_of(def.allowed);
+      break;
+    case Check::throttled_replicas:
+      k.validator = config::custom(throttled_replicas, "[partitionId]:[brokerId],[partitionId]:[brokerId],...");
+      break;
   }
+  return k;
+}
+
+// ConfigDef.parseType: the error carries the raw value.
+Result<Parsed, ApiError> parse_value(const TopicConfigDef& def, std::string_view raw) {
+  auto v = config::parse_type(key_def(def), raw);
+  if (!v) return unexpected(config_error(std::move(v.error())));
+  return std::move(*v);
+}
+
+// The key's validator, applied to the parsed value (messages show the parsed value).
+ApiError check_value(const TopicConfigDef& def, const Parsed& value) {
+  if (auto err = config::validate(key_def(def), value)) return config_error(std::move(*err));
   return ApiError::ok();
 }
 
@@ -315,24 +258,7 @@ EffectiveConfig resolve(const TopicConfigDef& def, const ConfigMap& overrides, c
 std::string normalise(const TopicConfigDef& def, std::string_view raw) {
   auto parsed = parse_value(def, raw);
   if (!parsed) return std::string(raw);
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::int64_t>) {
-          return std::to_string(v);
-        } else if constexpr (std::is_same_v<V, double>) {
-          return java::double_to_string(v);
-        } else if constexpr (std::is_same_v<V, bool>) {
-          return v ? "true" : "false";
-        } else if constexpr (std::is_same_v<V, std::string>) {
-          return v;
-        } else {
-          std::string out;
-          for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
-          return out;
-        }
-      },
-      *parsed);
+  return config::to_string(*parsed).value_or(std::string(raw));
 }
 
 bool reported(const TopicConfigDef& def, const ConfigMap& overrides) {
@@ -494,133 +420,4 @@ TopicConfig resolve_topic_config(const ConfigMap& overrides, const BrokerConfigL
   return c;
 }
 
-namespace java {
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
-  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
-  return s;
-}
-
-std::optional<std::int64_t> parse_integer(std::string_view s, int bits) noexcept {
-  WEIR_ASSERT(bits == 16 || bits == 32 || bits == 64);
-  bool negative = false;
-  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  // Accumulate negatively so that the minimum value parses.
-  const std::int64_t min = bits == 64   ? std::numeric_limits<std::int64_t>::min()
-                           : bits == 32 ? std::numeric_limits<std::int32_t>::min()
-                                        : std::numeric_limits<std::int16_t>::min();
-  std::int64_t acc = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const int digit = c - '0';
-    if (acc < (min + digit) / 10) return std::nullopt;
-    acc = acc * 10 - digit;
-  }
-  if (negative) return acc;
-  if (acc == min) return std::nullopt;
-  return -acc;
-}
-
-std::optional<double> parse_double(std::string_view s) noexcept {
-  s = trim(s);
-  bool negative = false;
-  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  double value = 0;
-  if (s == "NaN") {
-    value = std::numeric_limits<double>::quiet_NaN();
-  } else if (s == "Infinity") {
-    value = std::numeric_limits<double>::infinity();
-  } else {
-    if (!s.empty() && std::string_view("fFdD").find(s.back()) != std::string_view::npos) {
-      s.remove_suffix(1);
-    }
-    // digits [. digits] | . digits, then an optional exponent.
-    std::size_t i = 0, int_digits = 0, frac_digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
-    }
-    if (int_digits + frac_digits == 0) return std::nullopt;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-      ++i;
-      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-      std::size_t exp_digits = 0;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
-      if (exp_digits == 0) return std::nullopt;
-    }
-    if (i != s.size()) return std::nullopt;
-    const std::string text(s);  // from_chars wants a leading digit; "." forms are fine
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec == std::errc::result_out_of_range) {
-      // Java rounds to infinity or zero rather than failing.
-      const auto e = text.find_first_of("eE");
-      const bool big = e != std::string::npos && text[e + 1] != '-';
-      value = big ? std::numeric_limits<double>::infinity() : 0.0;
-    } else if (ec != std::errc() || ptr != text.data() + text.size()) {
-      return std::nullopt;
-    }
-  }
-  return negative ? -value : value;
-}
-
-std::string double_to_string(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
-  // Shortest round-trip digits, then Java's layout.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::scientific);
-  const std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  const auto e = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits += c;
-  }
-  int exponent = 0;
-  std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);
-  std::string out = d < 0 ? "-" : "";
-  const double a = std::fabs(d);
-  if (a >= 1e-3 && a < 1e7) {
-    if (exponent >= 0) {
-      const auto int_len = static_cast<std::size_t>(exponent) + 1;
-      if (digits.size() < int_len) digits.append(int_len - digits.size(), '0');
-      std::string frac = digits.substr(int_len);
-      out += digits.substr(0, int_len) + "." + (frac.empty() ? "0" : frac);
-    } else {
-      out += "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
-    }
-  } else {
-    std::string frac = digits.substr(1);
-    out += digits.substr(0, 1) + "." + (frac.empty() ? "0" : frac) + "E" + std::to_string(exponent);
-  }
-  return out;
-}
-
-std::vector<std::string> split_list(std::string_view s) {
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = s.find(',', start);
-    std::string_view item = s.substr(start, comma == std::string_view::npos ? s.npos : comma - start);
-    while (!item.empty() && is_space(item.front())) item.remove_prefix(1);
-    while (!item.empty() && is_space(item.back())) item.remove_suffix(1);
-    out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace java
 }  // namespace weir::metadata

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/java.h"
 #include "metadata/errc.h"
 #include "protocol/gen/describe_configs_response.h"
 
@@ -168,19 +169,7 @@ struct TopicConfig {
 
 [[nodiscard]] TopicConfig resolve_topic_config(const ConfigMap& overrides, const BrokerConfigLayers& broker);
 
-// Java-compatible parsing and printing, exposed for tests and for broker config handling.
-namespace java {
-// String.trim(): strips code points <= U+0020 at both ends.
-[[nodiscard]] std::string_view trim(std::string_view s) noexcept;
-// Long.parseLong / Integer.parseInt of an already trimmed string; bits is 32 or 64.
-[[nodiscard]] std::optional<std::int64_t> parse_integer(std::string_view s, int bits) noexcept;
-// Double.parseDouble (decimal forms, NaN, Infinity, an optional f/F/d/D suffix).
-[[nodiscard]] std::optional<double> parse_double(std::string_view s) noexcept;
-// Double.toString: "0.5", "1.0E7", "-1.0E-4", "NaN", "Infinity".
-[[nodiscard]] std::string double_to_string(double d);
-// ConfigDef's list parsing of an already trimmed string: "" -> [], else split at commas with any
-// whitespace around them, keeping empty elements ("a," -> ["a", ""]).
-[[nodiscard]] std::vector<std::string> split_list(std::string_view s);
-}  // namespace java
+// Java-compatible parsing helpers (they live in src/config; this alias keeps older callers).
+namespace java = ::weir::config::java;
 
 }  // namespace weir::metadata

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "broker/broker.h"
 #include "broker/metrics_report.h"
+#include "config/load.h"
 #include "metrics/http_endpoint.h"
 #include "net/server.h"
 
@@ -18,16 +19,10 @@ namespace weir::server {
 Environment Environment::system() { return Environment{SystemClock::instance(), storage::PosixFileSystem::instance()}; }
 
 std::expected<broker::Config, std::string> load_config(const ServeOptions& options) {
-  broker::Config config;
-  if (!options.config_file.empty()) {
-    if (auto r = config.load_properties_file(options.config_file); !r) return std::unexpected(r.error());
-  }
-  for (const auto& o : options.overrides) {
-    if (auto r = config.set(o); !r) return std::unexpected(r.error());
-  }
-  config.dev_mode = options.dev;
-  if (auto r = config.finalize(); !r) return std::unexpected(r.error());
-  return config;
+  auto config = config::load_broker_config(options.config_file, options.overrides);
+  if (!config) return std::unexpected(config.error());
+  config->dev_mode = options.dev;
+  return std::move(*config);
 }
 
 Server::Server(broker::Config config, Environment env) : config_(std::move(config)), env_(env) {}
@@ -70,7 +65,7 @@ std::string Server::start() {
   if (!net_->bound_ports().empty()) broker_->set_bound_port(net_->bound_ports().front());
 
   // metrics.listener: Prometheus scrapes, served on a thread of their own (see metrics_report.h).
-  if (const std::string listener = config_.get("metrics.listener"); !listener.empty()) {
+  if (const std::string listener = config_.typed().get_string("metrics.listener"); !listener.empty()) {
     metrics::HttpEndpointOptions mo;
     if (auto err = metrics::parse_host_port(listener, mo.host, mo.port); !err.empty()) {
       stop();
@@ -113,10 +108,11 @@ int serve(const ServeOptions& options) {
   // Every logger, the component loggers of log::get() included, at the chosen level.
   if (!log::init(options.log_level)) spdlog::warn("unknown log level {} (using info)", options.log_level);
 
+  // Parsed and validated once, here: a value Kafka would refuse stops the start (exit 1).
   auto config = load_config(options);
   if (!config) {
     spdlog::error("config error=\"{}\"", config.error());
-    return 2;
+    return 1;
   }
   for (const auto& k : config->unknown_keys()) spdlog::warn("config unknown key={} (ignored)", k);
   if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");

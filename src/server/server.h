@@ -47,7 +47,7 @@ struct Environment {
 };
 
 // Builds the configuration: defaults, then the properties file, then --set overrides, then
-// --dev, validated. The error names the key or file at fault.
+// --dev, validated as Kafka's KafkaConfig does (config/load.h). The error names the key or file.
 [[nodiscard]] std::expected<broker::Config, std::string> load_config(const ServeOptions& options);
 
 // One running broker: data dir lock, broker, listeners, metrics endpoint.
@@ -83,7 +83,7 @@ class Server {
 };
 
 // `weir serve`: loads the configuration, runs a Server until SIGINT or SIGTERM. Returns the
-// process exit code: 0 after a signal, 1 when start-up fails, 2 for a bad configuration.
+// process exit code: 0 after a signal, 1 for a bad configuration (as Kafka) or a failed start.
 int serve(const ServeOptions& options);
 
 }  // namespace weir::server

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Compiles tests/java/SchemaVectors.java against the Kafka 4.3.1 classpath (.cache/kafka/cp.txt,
-# made by scripts/setup-kafka.sh) into .cache/java/. Does nothing when the class is up to date.
-# Run it:  java -cp "$(cat .cache/kafka/cp.txt):.cache/java" SchemaVectors --help
+# Compiles the Java programs in tests/java (SchemaVectors.java, ConfigParity.java) against the Kafka
+# 4.3.1 classpath (.cache/kafka/cp.txt, made by scripts/setup-kafka.sh) into .cache/java/. Does
+# nothing for a class that is up to date.
+# Run them:  java -cp "$(cat .cache/kafka/cp.txt):.cache/java" SchemaVectors --help
+#            java -cp "$(cat .cache/kafka/cp.txt):.cache/java" ConfigParity defs
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-SRC="$ROOT/tests/java/SchemaVectors.java"
 OUT="$ROOT/.cache/java"
 CPFILE="$ROOT/.cache/kafka/cp.txt"
 [ -f "$CPFILE" ] || { echo "build.sh: $CPFILE missing; run scripts/setup-kafka.sh first" >&2; exit 1; }
 command -v javac >/dev/null || { echo "build.sh: javac not found (needs a JDK 17+)" >&2; exit 1; }
-if [ -f "$OUT/SchemaVectors.class" ] && [ "$OUT/SchemaVectors.class" -nt "$SRC" ] && [ "$OUT/SchemaVectors.class" -nt "$CPFILE" ]; then
-  exit 0
-fi
 mkdir -p "$OUT"
-javac -nowarn -encoding UTF-8 --release 17 -cp "$(cat "$CPFILE")" -d "$OUT" "$SRC"
+for name in SchemaVectors ConfigParity; do
+  SRC="$ROOT/tests/java/$name.java"
+  if [ -f "$OUT/$name.class" ] && [ "$OUT/$name.class" -nt "$SRC" ] && [ "$OUT/$name.class" -nt "$CPFILE" ]; then
+    continue
+  fi
+  javac -nowarn -encoding UTF-8 --release 17 -cp "$(cat "$CPFILE")" -d "$OUT" "$SRC"
+done

@@ -19,18 +19,19 @@ from pathlib import Path
 # folder -> the folders it may include (besides itself). main.cpp lives in src/ itself.
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
+    "config": {"base"},
     "protocol": {"base"},
     "storage": {"base", "protocol"},
-    "metadata": {"base", "protocol"},
+    "metadata": {"base", "protocol", "config"},
     "group": {"base", "protocol"},
     "txn": {"base", "protocol"},
-    "replication": {"base", "protocol", "storage", "metadata"},
+    "replication": {"base", "config", "protocol", "storage", "metadata"},
     "metrics": {"base"},
     "net": {"base", "metrics"},
-    "broker": {"base", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net"},
+    "broker": {"base", "config", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net"},
     "client": {"base", "protocol"},
-    "server": {"base", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net", "broker"},
-    "cli": {"base", "protocol", "client", "server"},
+    "server": {"base", "config", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net", "broker"},
+    "cli": {"base", "config", "protocol", "client", "server"},
 }
 
 # Coordinators are pure state machines: no files, sockets, threads, executors or clocks.

@@ -14,34 +14,50 @@ constexpr std::int8_t kBrokerLoggerResource = 8;
 constexpr std::int8_t kStaticBrokerConfig = 4;
 constexpr std::int8_t kDefaultConfig = 5;
 
+// Every broker key weir knows, with its effective value as Kafka prints the parsed value
+// (" 1000 " is reported as "1000"), the layer it came from and its type.
 DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
-    const Broker& broker, const DescribeConfigsHandler::Request::DescribeConfigsResource& res, bool synonyms) {
+    const Broker& broker, const DescribeConfigsHandler::Request::DescribeConfigsResource& res, bool synonyms,
+    bool documentation) {
   DescribeConfigsHandler::Response::DescribeConfigsResult out;
   out.resource_type = res.resource_type;
   out.resource_name = res.resource_name;
   if (res.resource_name != std::to_string(broker.node().node_id) && !res.resource_name.empty()) {
     out.error_code = code(ErrorCode::kInvalidRequest);
-    out.error_message = "Unexpected broker id, expected " + std::to_string(broker.node().node_id) + " or empty string, but received " + res.resource_name;
+    out.error_message = "Unexpected broker id, expected " + std::to_string(broker.node().node_id) +
+                        " or empty string, but received " + res.resource_name;
     return out;
   }
   const Config& cfg = broker.config();
-  for (const auto& key : known_config_keys()) {
-    if (res.configuration_keys &&
-        std::find(res.configuration_keys->begin(), res.configuration_keys->end(), key.name) ==
-            res.configuration_keys->end()) {
+  for (const auto& def : config::broker_config_defs()) {
+    if (res.configuration_keys && std::find(res.configuration_keys->begin(), res.configuration_keys->end(), def.name) ==
+                                      res.configuration_keys->end()) {
       continue;
     }
+    const bool set = cfg.is_set(def.name);
+    const bool sensitive = def.type == config::Type::password;
     auto& c = out.configs.emplace_back();
-    c.name = std::string(key.name);
-    c.value = cfg.get(key.name);
-    if (!cfg.is_set(key.name) && c.value->empty()) c.value = std::nullopt;  // Kafka's null defaults
-    c.read_only = true;
-    c.config_source = cfg.is_set(key.name) ? kStaticBrokerConfig : kDefaultConfig;
+    c.name = std::string(def.name);
+    c.value = sensitive ? std::nullopt : config::to_string(cfg.typed().value(def.name));
+    c.read_only = def.mode == config::UpdateMode::read_only;
+    c.config_source = set ? kStaticBrokerConfig : kDefaultConfig;
+    c.is_sensitive = sensitive;
+    c.config_type = static_cast<std::int8_t>(def.type);
+    c.documentation = documentation ? std::optional<std::string>(def.doc) : std::nullopt;
     if (synonyms) {
-      auto& s = c.synonyms.emplace_back();
-      s.name = c.name;
-      s.value = c.value;
-      s.source = c.config_source;
+      if (set) {
+        auto& s = c.synonyms.emplace_back();
+        s.name = c.name;
+        s.value = c.value;
+        s.source = kStaticBrokerConfig;
+      }
+      if (!def.null_default() && !def.required()) {
+        auto parsed = config::parse(def, def.default_value);
+        auto& s = c.synonyms.emplace_back();
+        s.name = c.name;
+        s.value = sensitive || !parsed ? std::nullopt : config::to_string(*parsed);
+        s.source = kDefaultConfig;
+      }
     }
   }
   return out;
@@ -57,7 +73,7 @@ boost::asio::awaitable<HandlerResult<DescribeConfigsHandler::Response>> Describe
       resp.results.push_back(co_await ctx.broker.with_controller(
           [&res, syn = req.include_synonyms](const metadata::Controller& c) { return c.describe_topic(res, syn); }));
     } else if (res.resource_type == kBrokerResource) {
-      resp.results.push_back(describe_broker(ctx.broker, res, req.include_synonyms));
+      resp.results.push_back(describe_broker(ctx.broker, res, req.include_synonyms, req.include_documentation));
     } else if (res.resource_type == kBrokerLoggerResource) {
       auto& out = resp.results.emplace_back();
       out.resource_type = res.resource_type;

@@ -1,0 +1,272 @@
+#include "config/broker_config.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "config/java.h"
+#include "config/load.h"
+#include "config/properties.h"
+
+namespace weir::config {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+  }
+  return out;
+}
+
+bool host_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '%' ||
+         c == '.' || c == '_' || c == ':';
+}
+
+// Kafka's endpoint syntax NAME://host:port, host optionally in brackets; nullopt if it does not
+// match. Ports outside 0..65535 are refused here (Kafka accepts them and fails to bind later).
+std::optional<Listener> parse_endpoint(std::string_view item) {
+  const auto sep = item.find("://");
+  if (sep == std::string_view::npos) return std::nullopt;
+  std::string_view hostport = item.substr(sep + 3);
+  const auto colon = hostport.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view host = hostport.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (!std::ranges::all_of(host, host_char)) return std::nullopt;
+  auto port = java::parse_integer(hostport.substr(colon + 1), 32);
+  if (!port || *port < 0 || *port > 65535 || hostport.substr(colon + 1).starts_with('+')) return std::nullopt;
+  return Listener{upper(item.substr(0, sep)), std::string(host), static_cast<std::uint16_t>(*port)};
+}
+
+// Java's List.toString of the configured items: "[a, b]".
+std::string java_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
+Result<std::vector<Listener>, std::string> endpoints(const std::vector<std::string>& items) {
+  const std::string context = fmt::format("Error creating broker listeners from '{}': ", java_list(items));
+  std::vector<Listener> out;
+  for (const auto& item : items) {
+    auto l = parse_endpoint(item);
+    if (!l) return unexpected(context + fmt::format("Unable to parse {} to a broker endpoint", item));
+    out.push_back(std::move(*l));
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (std::size_t j = i + 1; j < out.size(); ++j) {
+      if (out[i].name == out[j].name) {
+        return unexpected(context + "Each listener must have a different name, listeners: " + java_list(items));
+      }
+      // One IPv4 and one IPv6 listener may share a port; port 0 picks a free one.
+      const bool v6_pair = (out[i].host.find(':') != std::string::npos) != (out[j].host.find(':') != std::string::npos);
+      if (out[i].port == out[j].port && out[i].port != 0 && !v6_pair) {
+        return unexpected(context + "Each listener must have a different port, listeners: " + java_list(items));
+      }
+    }
+  }
+  return out;
+}
+
+constexpr std::string_view kProtocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+
+// listener.security.protocol.map: "NAME:PROTOCOL,..." (names and protocols case-insensitive).
+Result<std::map<std::string, std::string>, std::string> protocol_map(std::string_view text) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : java::split_list(java::trim(text))) {
+    if (entry.empty()) continue;
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos) {
+      return unexpected(fmt::format(
+          "Error parsing configuration property 'listener.security.protocol.map': entry '{}' is not NAME:PROTOCOL",
+          entry));
+    }
+    const std::string name = upper(java::trim(std::string_view(entry).substr(0, colon)));
+    const std::string protocol = upper(java::trim(std::string_view(entry).substr(colon + 1)));
+    if (std::ranges::find(kProtocols, protocol) == std::end(kProtocols)) {
+      return unexpected(fmt::format("Invalid security protocol `{}` defined in listener.security.protocol.map",
+                                    java::trim(std::string_view(entry).substr(colon + 1))));
+    }
+    out[name] = protocol;
+  }
+  return out;
+}
+
+// KafkaConfig's rules for the broker-wide log times: the effective retention (log.retention.ms,
+// else .minutes, else .hours; any negative value means unlimited) may not be 0; log.roll.ms and
+// log.roll.jitter.ms, when set, must be at least 1 and 0.
+Status<std::string> check_log_times(const ConfigValues& values) {
+  std::int64_t retention_ms = 0;
+  if (auto ms = values.get_optional_long("log.retention.ms")) {
+    retention_ms = *ms;
+  } else if (!values.is_null("log.retention.minutes")) {
+    retention_ms = std::int64_t{values.get_int("log.retention.minutes")} * 60'000;
+  } else {
+    retention_ms = std::int64_t{values.get_int("log.retention.hours")} * 3'600'000;
+  }
+  if (retention_ms == 0) {
+    return unexpected(
+        std::string("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1 "
+                    "(log.retention.ms, else log.retention.minutes, else log.retention.hours)"));
+  }
+  if (auto roll = values.get_optional_long("log.roll.ms"); roll && *roll < 1) {
+    return unexpected(std::string("requirement failed: log.roll.ms must be greater than or equal to 1"));
+  }
+  if (auto jitter = values.get_optional_long("log.roll.jitter.ms"); jitter && *jitter < 0) {
+    return unexpected(std::string("requirement failed: log.roll.jitter.ms must be greater than or equal to 0"));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<Listener>, std::string> parse_listeners(std::string_view text) {
+  std::vector<std::string> items;
+  for (auto& item : java::split_list(java::trim(text))) {
+    if (!item.empty()) items.push_back(std::move(item));
+  }
+  return endpoints(items);
+}
+
+Status<std::string> BrokerConfig::load_properties_file(const std::string& path) {
+  auto entries = config::load_properties_file(path);
+  if (!entries) return unexpected(entries.error());
+  for (auto& [k, v] : *entries) raw_[std::move(k)] = std::move(v);
+  return {};
+}
+
+Status<std::string> BrokerConfig::set(std::string_view assignment) {
+  const auto sep = assignment.find('=');
+  if (sep == std::string_view::npos || java::trim(assignment.substr(0, sep)).empty()) {
+    return unexpected("expected key=value, got '" + std::string(assignment) + "'");
+  }
+  // As Kafka's --override: the key is trimmed, the value kept (each key's parser trims it).
+  raw_[std::string(java::trim(assignment.substr(0, sep)))] = std::string(assignment.substr(sep + 1));
+  return {};
+}
+
+std::vector<std::string> BrokerConfig::unknown_keys() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : raw_) {
+    if (!find_broker_config(k)) out.push_back(k);
+  }
+  return out;
+}
+
+Status<std::string> BrokerConfig::check_listeners() {
+  auto map = protocol_map(typed_.get_string("listener.security.protocol.map"));
+  if (!map) return unexpected(map.error());
+  // As Kafka: with the default map, controller listeners not in it are PLAINTEXT.
+  if (!is_set("listener.security.protocol.map")) {
+    for (const auto& name : typed_.get_list("controller.listener.names")) map->try_emplace(upper(name), "PLAINTEXT");
+  }
+  auto ls = endpoints(typed_.get_list("listeners"));
+  if (!ls) return unexpected(ls.error());
+  listeners = std::move(*ls);
+  if (typed_.is_null("advertised.listeners")) {
+    advertised_listeners = listeners;
+  } else {
+    auto al = endpoints(typed_.get_list("advertised.listeners"));
+    if (!al) return unexpected(al.error());
+    advertised_listeners = std::move(*al);
+  }
+  for (const auto* group : {&listeners, &advertised_listeners}) {
+    for (const auto& l : *group) {
+      auto it = map->find(l.name);
+      if (it == map->end()) {
+        return unexpected(fmt::format(
+            "Error creating broker listeners from '{}': No security protocol defined for "
+            "listener {}",
+            java_list(typed_.get_list(group == &listeners ? "listeners" : "advertised.listeners")), l.name));
+      }
+      if (it->second != "PLAINTEXT") {
+        return unexpected(fmt::format(
+            "listener {}://{}:{} uses security protocol {}, which weir cannot serve yet (only PLAINTEXT listeners)",
+            l.name, l.host, l.port, it->second));
+      }
+    }
+  }
+  if (!typed_.is_null("inter.broker.listener.name")) {
+    const std::string& name = typed_.get_string("inter.broker.listener.name");
+    if (!map->contains(upper(name))) {
+      return unexpected(fmt::format(
+          "Listener with name {} defined in inter.broker.listener.name not found in listener.security.protocol.map.",
+          name));
+    }
+  }
+  for (auto& l : advertised_listeners) {
+    if (l.host == "0.0.0.0") {
+      return unexpected(std::string(
+          "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable "
+          "IP address."));
+    }
+    if (l.host.empty() || l.host == "::") {
+      char name[256] = {};
+      l.host = ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("localhost");
+    }
+  }
+  return {};
+}
+
+Status<std::string> BrokerConfig::finalize() {
+  auto parsed = ConfigValues::parse(broker_config_defs(), raw_);
+  if (!parsed) return unexpected(parsed.error());
+  typed_ = std::move(*parsed);
+
+  // Rules relating keys, as KafkaConfig checks them.
+  // broker.id is an alias of node.id; its default -1 means unset.
+  const std::int32_t broker_id = typed_.get_int("broker.id");
+  if (is_set("node.id") && broker_id >= 0 && typed_.get_int("node.id") != broker_id) {
+    return unexpected(std::string("You must set `node.id` to the same value as `broker.id`."));
+  }
+  node_id = !is_set("node.id") && broker_id >= 0 ? broker_id : typed_.get_int("node.id");
+  if (node_id < 0)
+    return unexpected(fmt::format("Invalid value {} for configuration node.id: Value must be at least 0", node_id));
+  const std::int32_t cleaner_threads = typed_.get_int("log.cleaner.threads");
+  if (cleaner_threads == 0) {  // KafkaConfig fails dividing by it
+    return unexpected(
+        std::string("/ by zero (log.cleaner.dedupe.buffer.size / log.cleaner.threads with log.cleaner.threads=0)"));
+  }
+  if (typed_.get_long("log.cleaner.dedupe.buffer.size") / cleaner_threads <= 1024 * 1024) {
+    return unexpected(
+        std::string("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread. "
+                    "(log.cleaner.dedupe.buffer.size / log.cleaner.threads must exceed 1048576)"));
+  }
+  if (auto r = check_log_times(typed_); !r) return r;
+  if (auto r = check_listeners(); !r) return r;
+
+  const auto& dirs = typed_.is_null("log.dirs") ? typed_.get_list("log.dir") : typed_.get_list("log.dirs");
+  log_dir = dirs.front();  // validators refuse empty lists and elements
+
+  socket_request_max_bytes = typed_.get_int("socket.request.max.bytes");
+  max_inflight_requests_per_connection = typed_.get_int("max.inflight.requests.per.connection");
+  socket_send_buffer_bytes = std::max(-1, typed_.get_int("socket.send.buffer.bytes"));
+  socket_receive_buffer_bytes = std::max(-1, typed_.get_int("socket.receive.buffer.bytes"));
+  if (socket_send_buffer_bytes < 1) socket_send_buffer_bytes = -1;
+  if (socket_receive_buffer_bytes < 1) socket_receive_buffer_bytes = -1;
+  fetch_session_cache_slots = typed_.get_int("max.incremental.fetch.session.cache.slots");
+  fetch_session_cache_max_partitions = typed_.get_long("weir.fetch.session.cache.max.partitions");
+  const std::int32_t threads = typed_.get_int("weir.cores");
+  cores = threads > 0 ? threads : static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  return {};
+}
+
+Result<BrokerConfig, std::string> load_broker_config(const std::string& config_file,
+                                                     const std::vector<std::string>& overrides) {
+  BrokerConfig config;
+  if (!config_file.empty()) {
+    if (auto r = config.load_properties_file(config_file); !r) return unexpected(r.error());
+  }
+  for (const auto& o : overrides) {
+    if (auto r = config.set(o); !r) return unexpected(r.error());
+  }
+  if (auto r = config.finalize(); !r) return unexpected(r.error());
+  return config;
+}
+
+}  // namespace weir::config

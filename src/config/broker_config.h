@@ -1,0 +1,76 @@
+// The broker's configuration: every key weir knows (broker_keys.cpp, the one place where keys are
+// registered), read from `--config server.properties` and `--set k=v` and checked once at start-up
+// as Kafka 4.3.1's KafkaConfig checks it. Values that Kafka refuses are refused with Kafka's
+// message; unknown keys are kept and reported, never fatal (a user's Kafka server.properties
+// should mostly just work).
+//
+// Sources, later ones winning: built-in defaults, the properties file, --set.
+//
+// Thread safety: a value type; immutable once finalize() succeeded.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config_def.h"
+
+namespace weir::config {
+
+// Every broker key weir knows, in Kafka's definition order where Kafka has the key, then weir's own.
+[[nodiscard]] std::span<const KeyDef> broker_config_defs() noexcept;
+[[nodiscard]] const KeyDef* find_broker_config(std::string_view name) noexcept;
+
+struct Listener {
+  std::string name;  // e.g. PLAINTEXT (upper case, as Kafka normalises listener names)
+  std::string host;  // empty: all interfaces
+  std::uint16_t port = 0;
+};
+
+// Parses "NAME://host:port,NAME2://[::1]:port".
+Result<std::vector<Listener>, std::string> parse_listeners(std::string_view text);
+
+class BrokerConfig {
+ public:
+  // Loads a server.properties file (java.util.Properties' format, see properties.h).
+  Status<std::string> load_properties_file(const std::string& path);
+  // Applies one "key=value" override.
+  Status<std::string> set(std::string_view assignment);
+  void set(std::string key, std::string value) { raw_[std::move(key)] = std::move(value); }
+
+  // Parses and validates every key (Kafka's messages), then the rules that relate keys, and
+  // derives the typed settings below.
+  Status<std::string> finalize();
+
+  // The typed values of every registered key (valid after finalize()).
+  [[nodiscard]] const ConfigValues& typed() const noexcept { return typed_; }
+  [[nodiscard]] bool is_set(std::string_view key) const { return raw_.contains(key); }
+  [[nodiscard]] std::vector<std::string> unknown_keys() const;
+  // Every key set by the properties file or --set (the STATIC_BROKER_CONFIG layer), as given.
+  [[nodiscard]] const RawConfig& values() const noexcept { return raw_; }
+
+  // Derived settings, valid after finalize().
+  std::int32_t node_id = 1;
+  std::vector<Listener> listeners;
+  std::vector<Listener> advertised_listeners;
+  std::string log_dir;  // first entry of log.dirs / log.dir
+  std::int32_t socket_request_max_bytes = 104857600;
+  std::int32_t max_inflight_requests_per_connection = 100;
+  std::int32_t socket_send_buffer_bytes = -1;  // < 1: the OS default (Kafka's default: 102400)
+  std::int32_t socket_receive_buffer_bytes = -1;
+  std::int32_t cores = 0;                                     // executor threads (weir.cores; 0 = every core)
+  std::int32_t fetch_session_cache_slots = 1000;              // max.incremental.fetch.session.cache.slots
+  std::int64_t fetch_session_cache_max_partitions = 1000000;  // weir.fetch.session.cache.max.partitions
+  bool dev_mode = false;
+
+ private:
+  Status<std::string> check_listeners();
+
+  RawConfig raw_;
+  ConfigValues typed_;
+};
+
+}  // namespace weir::config

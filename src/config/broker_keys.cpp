@@ -1,0 +1,199 @@
+// The broker keys weir knows: the one place where a broker config key is registered (see
+// README.md). Types, defaults, validators, importance and update modes are Kafka 4.3.1's
+// (KafkaConfig.configDef() and DynamicBrokerConfig; tests/scenario/test_config_parity.py compares
+// them with Kafka's own definition); where weir's default differs on purpose the line says why and
+// the parity test's table of differences lists it.
+#include <limits>
+
+#include "config/broker_config.h"
+#include "config/java.h"
+
+namespace weir::config {
+namespace {
+
+using I = Importance;
+using M = UpdateMode;
+using T = Type;
+
+constexpr std::string_view kMaxLong = "9223372036854775807";
+constexpr std::string_view kMaxInt = "2147483647";
+
+constexpr std::string_view kProcessRoles[] = {"broker", "controller"};
+constexpr std::string_view kCleanupPolicies[] = {"compact", "delete"};
+constexpr std::string_view kCompressionTypes[] = {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"};
+constexpr std::string_view kTimestampTypes[] = {"CreateTime", "LogAppendTime"};
+
+std::optional<std::string> gzip_level(std::string_view, const Value& value) {
+  const std::int64_t n = std::get<std::int64_t>(value);
+  if (n == -1 || (n >= 1 && n <= 9)) return std::nullopt;
+  return std::string("Value must be between 1 and 9 or equal to -1");
+}
+
+// Kafka checks the voters' syntax elsewhere; the validator only names the shape.
+std::optional<std::string> accept_any(std::string_view, const Value&) { return std::nullopt; }
+
+constexpr KeyDef kBrokerKeys[] = {
+    // Server basics.
+    {"node.id", T::int32, "1", at_least(0), I::high,
+     "The node's id. weir: defaults to 1 (Kafka requires it) so that `weir serve` runs without a config."},
+    {"broker.id", T::int32, "-1", no_check(), I::high, "Alias of node.id; if both are set they must be equal."},
+    {"process.roles", T::list, "broker,controller", list_of(kProcessRoles), I::high,
+     "Accepted for compatibility; weir is always both (Kafka requires the key)."},
+    {"controller.quorum.voters", T::list, "", custom(accept_any, "non-empty list"), I::high,
+     "Accepted for compatibility."},
+    {"controller.listener.names", T::list, kNullDefault, no_check(), I::high,
+     "Accepted for compatibility (Kafka requires the key)."},
+    {"listeners", T::list, "PLAINTEXT://:9092", non_empty_list(), I::high, "Addresses to listen on.", M::per_broker},
+    {"advertised.listeners", T::list, kNullDefault, non_empty_list(), I::high,
+     "Addresses given to clients; defaults to listeners."},
+    {"listener.security.protocol.map", T::string,
+     "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", no_check(), I::low,
+     "Security protocol of each listener name (weir serves PLAINTEXT only).", M::per_broker},
+    {"inter.broker.listener.name", T::string, kNullDefault, no_check(), I::medium, "Accepted for compatibility."},
+    {"num.network.threads", T::int32, "3", at_least(1), I::high, "Accepted for compatibility.", M::cluster_wide},
+    {"num.io.threads", T::int32, "8", at_least(1), I::high, "Accepted for compatibility; see weir.cores.",
+     M::cluster_wide},
+    {"num.recovery.threads.per.data.dir", T::int32, "2", at_least(1), I::high, "Accepted for compatibility.",
+     M::cluster_wide},
+    // Sockets. Kafka's default buffer size is 102400; weir's is the OS's own, autotuned size, which
+    // moved 1.3x the bytes per second on loopback in both directions (BENCHMARKS.md).
+    {"socket.send.buffer.bytes", T::int32, "-1", no_check(), I::high,
+     "SO_SNDBUF of client connections; -1 (or any value below 1): the OS default."},
+    {"socket.receive.buffer.bytes", T::int32, "-1", no_check(), I::high,
+     "SO_RCVBUF of client connections; -1 (or any value below 1): the OS default."},
+    {"socket.request.max.bytes", T::int32, "104857600", at_least(1), I::high, "Largest request accepted."},
+    {"message.max.bytes", T::int32, "1048588", at_least(0), I::high, "Largest record batch.", M::cluster_wide},
+    // Log directories and segments.
+    {"log.dir", T::list, "/tmp/kafka-logs", non_empty_list(), I::high, "Data directory when log.dirs is not set."},
+    {"log.dirs", T::list, kNullDefault, non_empty_list(), I::high, "Data directories (weir uses the first)."},
+    {"log.segment.bytes", T::int32, "1073741824", at_least(1'048'576), I::high, "Segment size.", M::cluster_wide},
+    {"log.roll.ms", T::int64, kNullDefault, no_check(), I::high, "Age at which a segment is rolled (segment.ms).",
+     M::cluster_wide},
+    {"log.roll.hours", T::int32, "168", at_least(1), I::high, "log.roll.ms in hours."},
+    {"log.roll.jitter.ms", T::int64, kNullDefault, no_check(), I::high, "Jitter of segment rolls (segment.jitter.ms).",
+     M::cluster_wide},
+    {"log.roll.jitter.hours", T::int32, "0", at_least(0), I::high, "log.roll.jitter.ms in hours."},
+    {"log.retention.hours", T::int32, "168", no_check(), I::high, "Retention of log segments, in hours."},
+    {"log.retention.minutes", T::int32, kNullDefault, no_check(), I::high, "Retention of log segments, in minutes."},
+    {"log.retention.ms", T::int64, kNullDefault, no_check(), I::high, "Retention of log segments (retention.ms).",
+     M::cluster_wide},
+    {"log.retention.bytes", T::int64, "-1", no_check(), I::high, "Size retention of a partition (retention.bytes).",
+     M::cluster_wide},
+    {"log.retention.check.interval.ms", T::int64, "300000", at_least(1), I::medium, "Retention check period."},
+    {"log.cleanup.policy", T::list, "delete", list_of(kCleanupPolicies), I::medium, "Default cleanup.policy of topics.",
+     M::cluster_wide},
+    {"log.cleaner.threads", T::int32, "1", at_least(0), I::medium, "Cleaner threads (weir runs one cleaner).",
+     M::cluster_wide},
+    {"log.cleaner.io.max.bytes.per.second", T::float64, "1.7976931348623157E308", no_check(), I::medium,
+     "Cleaner I/O limit.", M::cluster_wide},
+    {"log.cleaner.dedupe.buffer.size", T::int64, "134217728", no_check(), I::medium,
+     "Memory of the cleaner's offset map.", M::cluster_wide},
+    {"log.cleaner.io.buffer.load.factor", T::float64, "0.9", no_check(), I::medium, "How full the offset map may get.",
+     M::cluster_wide},
+    {"log.cleaner.backoff.ms", T::int64, "15000", at_least(0), I::medium,
+     "Pause of the cleaner when nothing needs cleaning.", M::cluster_wide},
+    {"log.cleaner.min.cleanable.ratio", T::float64, "0.5", between(0, 1), I::medium,
+     "Default min.cleanable.dirty.ratio of topics.", M::cluster_wide},
+    {"log.cleaner.enable", T::boolean, "true", no_check(), I::medium, "Run the log cleaner for compacted topics."},
+    {"log.cleaner.delete.retention.ms", T::int64, "86400000", at_least(0), I::medium,
+     "Default delete.retention.ms of topics.", M::cluster_wide},
+    {"log.cleaner.min.compaction.lag.ms", T::int64, "0", at_least(0), I::medium,
+     "Default min.compaction.lag.ms of topics.", M::cluster_wide},
+    {"log.cleaner.max.compaction.lag.ms", T::int64, kMaxLong, at_least(1), I::medium,
+     "Default max.compaction.lag.ms of topics.", M::cluster_wide},
+    {"log.index.size.max.bytes", T::int32, "10485760", at_least(4), I::medium, "Default segment.index.bytes of topics.",
+     M::cluster_wide},
+    {"log.index.interval.bytes", T::int32, "4096", at_least(0), I::medium, "Default index.interval.bytes of topics.",
+     M::cluster_wide},
+    {"log.flush.interval.messages", T::int64, kMaxLong, at_least(1), I::high,
+     "Unflushed messages that trigger a flush (flush.messages).", M::cluster_wide},
+    {"log.segment.delete.delay.ms", T::int64, "60000", at_least(0), I::high, "Default file.delete.delay.ms of topics.",
+     M::cluster_wide},
+    {"log.flush.scheduler.interval.ms", T::int64, kMaxLong, no_check(), I::high,
+     "How often logs are checked for flush.ms (weir checks at least every second)."},
+    {"log.flush.interval.ms", T::int64, kNullDefault, no_check(), I::high,
+     "Age of the last flush that triggers one (flush.ms).", M::cluster_wide},
+    {"log.flush.offset.checkpoint.interval.ms", T::int32, "60000", at_least(0), I::high,
+     "How often recovery points and high watermarks are checkpointed."},
+    {"log.flush.start.offset.checkpoint.interval.ms", T::int32, "60000", at_least(0), I::high,
+     "How often log start offsets are checkpointed."},
+    {"log.preallocate", T::boolean, "false", no_check(), I::medium, "Default preallocate of topics.", M::cluster_wide},
+    {"log.message.timestamp.type", T::string, "CreateTime", one_of(kTimestampTypes), I::medium,
+     "Default message.timestamp.type of topics.", M::cluster_wide},
+    {"log.message.timestamp.before.max.ms", T::int64, kMaxLong, at_least(0), I::medium,
+     "Default message.timestamp.before.max.ms of topics.", M::cluster_wide},
+    {"log.message.timestamp.after.max.ms", T::int64, "3600000", at_least(0), I::medium,
+     "Default message.timestamp.after.max.ms of topics.", M::cluster_wide},
+    {"log.local.retention.ms", T::int64, "-2", at_least(-2), I::medium, "Accepted for compatibility (tiered storage).",
+     M::cluster_wide},
+    {"log.local.retention.bytes", T::int64, "-2", at_least(-2), I::medium,
+     "Accepted for compatibility (tiered storage).", M::cluster_wide},
+    {"min.insync.replicas", T::int32, "1", at_least(1), I::high, "Default min.insync.replicas of topics.",
+     M::cluster_wide},
+    {"unclean.leader.election.enable", T::boolean, "false", no_check(), I::high,
+     "Default unclean.leader.election.enable of topics.", M::cluster_wide},
+    {"compression.type", T::string, "producer", one_of(kCompressionTypes), I::high,
+     "Default compression.type of topics.", M::cluster_wide},
+    {"compression.gzip.level", T::int32, "-1", custom(gzip_level, "[1,...,9] or -1"), I::medium,
+     "Default compression.gzip.level of topics.", M::cluster_wide},
+    {"compression.lz4.level", T::int32, "9", between(1, 17), I::medium, "Default compression.lz4.level of topics.",
+     M::cluster_wide},
+    {"compression.zstd.level", T::int32, "3", between(-131'072, 22), I::medium,
+     "Default compression.zstd.level of topics.", M::cluster_wide},
+    // Topics.
+    {"num.partitions", T::int32, "1", at_least(1), I::medium, "Partitions of auto-created topics."},
+    {"default.replication.factor", T::int32, "1", no_check(), I::medium, "Replication factor of auto-created topics."},
+    {"auto.create.topics.enable", T::boolean, "true", no_check(), I::high, "Create topics on metadata requests."},
+    // Groups and offsets.
+    {"group.initial.rebalance.delay.ms", T::int32, "3000", no_check(), I::medium,
+     "Delay of a new group's first rebalance."},
+    {"group.min.session.timeout.ms", T::int32, "6000", no_check(), I::medium,
+     "Smallest session timeout a member may ask for."},
+    {"group.max.session.timeout.ms", T::int32, "1800000", no_check(), I::medium,
+     "Largest session timeout a member may ask for."},
+    {"group.max.size", T::int32, kMaxInt, at_least(1), I::medium, "Most members a classic group may have."},
+    {"offset.metadata.max.bytes", T::int32, "4096", no_check(), I::high,
+     "Largest metadata string of a committed offset."},
+    {"offsets.topic.num.partitions", T::int32, "50", at_least(1), I::high, "Partitions of __consumer_offsets."},
+    {"offsets.topic.replication.factor", T::int16, "3", at_least(1), I::high, "Accepted; one node."},
+    {"offsets.topic.segment.bytes", T::int32, "104857600", at_least(1), I::high, "Segment size of __consumer_offsets."},
+    {"offsets.retention.minutes", T::int32, "10080", at_least(1), I::high,
+     "How long committed offsets of empty groups are kept."},
+    {"offsets.retention.check.interval.ms", T::int64, "600000", at_least(1), I::high,
+     "How often expired offsets are removed."},
+    // Transactions and producers.
+    {"transaction.state.log.num.partitions", T::int32, "50", at_least(1), I::high,
+     "Partitions of __transaction_state."},
+    {"transaction.state.log.replication.factor", T::int16, "3", at_least(1), I::high, "Accepted; one node."},
+    {"transaction.state.log.min.isr", T::int32, "2", at_least(1), I::high, "Accepted; one node."},
+    {"producer.id.expiration.ms", T::int32, "86400000", at_least(1), I::low,
+     "How long an idle idempotent producer's state (sequence numbers) is kept.", M::cluster_wide},
+    {"producer.id.expiration.check.interval.ms", T::int32, "600000", at_least(1), I::low,
+     "How often idle producers are expired."},
+    // Fetch sessions.
+    {"max.incremental.fetch.session.cache.slots", T::int32, "1000", at_least(0), I::medium,
+     "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},
+
+    // weir's own keys.
+    {"weir.cores", T::int32, "0", at_least(0), I::high, "weir: executor threads, one per core (0 = every core)."},
+    {"max.inflight.requests.per.connection", T::int32, "100", at_least(1), I::medium,
+     "weir: requests read from one connection before its responses are written."},
+    {"flush.on.acks.all", T::boolean, "true", no_check(), I::high, "weir: fdatasync before acknowledging acks=all."},
+    {"metrics.listener", T::string, kNullDefault, no_check(), I::medium,
+     "weir: host:port of the Prometheus endpoint (GET /metrics); empty = no endpoint."},
+    {"weir.fetch.session.cache.max.partitions", T::int64, "1000000", at_least(0), I::medium,
+     "weir: partitions all incremental fetch sessions may remember together."},
+};
+
+}  // namespace
+
+std::span<const KeyDef> broker_config_defs() noexcept { return kBrokerKeys; }
+
+const KeyDef* find_broker_config(std::string_view name) noexcept {
+  for (const auto& def : kBrokerKeys) {
+    if (def.name == name) return &def;
+  }
+  return nullptr;
+}
+
+}  // namespace weir::config

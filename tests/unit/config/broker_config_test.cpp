@@ -1,0 +1,163 @@
+// The broker's start-up configuration: Kafka's verdicts and messages for the keys weir knows.
+#include "config/broker_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace wc = weir::config;
+
+namespace {
+// finalize() of the defaults plus these overrides: "ok" or the error.
+std::string verdict(std::initializer_list<const char*> assignments) {
+  wc::BrokerConfig c;
+  for (const char* a : assignments) {
+    if (auto r = c.set(a); !r) return r.error();
+  }
+  auto r = c.finalize();
+  return r ? std::string("ok") : r.error();
+}
+}  // namespace
+
+TEST(BrokerConfig, ParsesListenersWithAndWithoutHost) {
+  auto l = wc::parse_listeners("PLAINTEXT://:9092, INTERNAL://[::1]:9093,ext://example.com:1");
+  ASSERT_TRUE(l.has_value()) << l.error();
+  ASSERT_EQ(l->size(), 3u);
+  EXPECT_EQ((*l)[0].host, "");
+  EXPECT_EQ((*l)[0].port, 9092);
+  EXPECT_EQ((*l)[1].host, "::1");
+  EXPECT_EQ((*l)[2].name, "EXT");  // Kafka upper-cases listener names
+}
+
+TEST(BrokerConfig, RejectsListenerWithoutPort) { EXPECT_FALSE(wc::parse_listeners("PLAINTEXT://host").has_value()); }
+
+TEST(BrokerConfig, PropertiesFileThenOverridesWin) {
+  const std::string path = ::testing::TempDir() + "/server.properties";
+  {
+    std::ofstream out(path);
+    out << "# comment\nnode.id=7\nlisteners=PLAINTEXT://127.0.0.1:9092\nlog.dirs=/tmp/a,/tmp/b\n"
+        << "some.unknown.key=1\nsocket.request.max.bytes : 1000\nnum.partitions 3\n";
+  }
+  wc::BrokerConfig c;
+  ASSERT_TRUE(c.load_properties_file(path).has_value());
+  ASSERT_TRUE(c.set("node.id=8").has_value());
+  ASSERT_TRUE(c.finalize().has_value());
+  EXPECT_EQ(c.node_id, 8);
+  EXPECT_EQ(c.log_dir, "/tmp/a");
+  EXPECT_EQ(c.socket_request_max_bytes, 1000);
+  EXPECT_EQ(c.typed().get_int("num.partitions"), 3);
+  ASSERT_EQ(c.advertised_listeners.size(), 1u);
+  EXPECT_EQ(c.advertised_listeners[0].host, "127.0.0.1");
+  EXPECT_EQ(c.unknown_keys(), std::vector<std::string>{"some.unknown.key"});
+}
+
+TEST(BrokerConfig, InvalidValuesAreRefusedWithKafkasMessage) {
+  EXPECT_EQ(verdict({"group.max.size=abc"}),
+            "Invalid value abc for configuration group.max.size: Not a number of type INT");
+  EXPECT_EQ(verdict({"num.partitions=0"}),
+            "Invalid value 0 for configuration num.partitions: Value must be at least 1");
+  EXPECT_EQ(verdict({"num.partitions=-3"}),
+            "Invalid value -3 for configuration num.partitions: Value must be at least 1");
+  EXPECT_EQ(
+      verdict({"auto.create.topics.enable=maybe"}),
+      "Invalid value maybe for configuration auto.create.topics.enable: Expected value to be either true or false");
+  EXPECT_EQ(verdict({"group.min.session.timeout.ms=99999999999"}),
+            "Invalid value 99999999999 for configuration group.min.session.timeout.ms: Not a number of type INT");
+  EXPECT_EQ(verdict({"log.segment.bytes=-5"}),
+            "Invalid value -5 for configuration log.segment.bytes: Value must be at least 1048576");
+  EXPECT_EQ(verdict({"log.retention.ms=abc"}),
+            "Invalid value abc for configuration log.retention.ms: Not a number of type LONG");
+  EXPECT_EQ(verdict({"offsets.topic.replication.factor=40000"}),
+            "Invalid value 40000 for configuration offsets.topic.replication.factor: Not a number of type SHORT");
+}
+
+TEST(BrokerConfig, ValidNegativesStayValid) {
+  EXPECT_EQ(verdict({"log.retention.ms=-1"}), "ok");
+  EXPECT_EQ(verdict({"log.retention.bytes=-1"}), "ok");
+  EXPECT_EQ(verdict({"broker.id=-1"}), "ok");
+}
+
+TEST(BrokerConfig, EmptyListsAreRefusedAsKafkaDoes) {
+  EXPECT_EQ(verdict({"log.dirs="}),
+            "Configuration 'log.dirs' must not be empty. Valid values include: any non-empty value");
+  EXPECT_EQ(verdict({"log.dirs=/a,"}), "Configuration 'log.dirs' values must not be empty.");
+  EXPECT_EQ(verdict({"listeners="}),
+            "Configuration 'listeners' must not be empty. Valid values include: any non-empty value");
+  EXPECT_EQ(verdict({"log.cleanup.policy="}), "ok");
+}
+
+TEST(BrokerConfig, RulesRelatingKeys) {
+  EXPECT_EQ(verdict({"node.id=2", "broker.id=3"}), "You must set `node.id` to the same value as `broker.id`.");
+  const std::string dedupe =
+      "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread. "
+      "(log.cleaner.dedupe.buffer.size / log.cleaner.threads must exceed 1048576)";
+  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048575"}), dedupe);
+  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048576"}), dedupe);
+  EXPECT_EQ(verdict({"log.cleaner.threads=2147483647"}), dedupe);
+  EXPECT_EQ(verdict({"log.cleaner.dedupe.buffer.size=1048577"}), "ok");
+  EXPECT_EQ(verdict({"log.retention.hours=0"}),
+            "requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1 "
+            "(log.retention.ms, else log.retention.minutes, else log.retention.hours)");
+  EXPECT_EQ(verdict({"log.retention.hours=0", "log.retention.ms=5"}), "ok");
+  EXPECT_EQ(verdict({"log.retention.hours=-5"}), "ok");  // any negative retention is unlimited
+  EXPECT_EQ(verdict({"log.roll.ms=0"}), "requirement failed: log.roll.ms must be greater than or equal to 1");
+  EXPECT_EQ(verdict({"log.roll.jitter.ms=-1"}),
+            "requirement failed: log.roll.jitter.ms must be greater than or equal to 0");
+  EXPECT_EQ(verdict({"advertised.listeners=PLAINTEXT://0.0.0.0:9092"}),
+            "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable "
+            "IP address.");
+  EXPECT_EQ(
+      verdict({"inter.broker.listener.name=FOO"}),
+      "Listener with name FOO defined in inter.broker.listener.name not found in listener.security.protocol.map.");
+  EXPECT_EQ(verdict({"listeners=PLAINTEXT://:9092,PLAINTEXT://:9093"}),
+            "Error creating broker listeners from '[PLAINTEXT://:9092, PLAINTEXT://:9093]': Each listener must have a "
+            "different name, listeners: [PLAINTEXT://:9092, PLAINTEXT://:9093]");
+  EXPECT_EQ(verdict({"listeners=INTERNAL://:9092"}),
+            "Error creating broker listeners from '[INTERNAL://:9092]': No security protocol defined for listener "
+            "INTERNAL");
+  EXPECT_EQ(verdict({"listeners=INTERNAL://:9092", "listener.security.protocol.map=INTERNAL:PLAINTEXT"}), "ok");
+}
+
+TEST(BrokerConfig, SecurityProtocolsWeirCannotServeAreRefusedNamingTheListener) {
+  for (const char* l : {"listeners=SSL://:9093", "listeners=SASL_PLAINTEXT://:9093", "listeners=SASL_SSL://:9093"}) {
+    const std::string v = verdict({l});
+    EXPECT_NE(v.find("which weir cannot serve yet"), std::string::npos) << v;
+    EXPECT_NE(v.find(std::string(l).substr(10)), std::string::npos) << v;
+  }
+  const std::string mapped = verdict({"listeners=PLAINTEXT://:9092", "listener.security.protocol.map=PLAINTEXT:SSL"});
+  EXPECT_EQ(mapped,
+            "listener PLAINTEXT://:9092 uses security protocol SSL, which weir cannot serve yet (only "
+            "PLAINTEXT listeners)");
+}
+
+TEST(BrokerConfig, SetWithoutEqualsIsAnError) {
+  wc::BrokerConfig c;
+  EXPECT_FALSE(c.set("node.id").has_value());
+}
+
+TEST(BrokerConfig, SocketBufferSizesBelowOneMeanTheOsDefault) {
+  wc::BrokerConfig c;
+  ASSERT_TRUE(c.finalize().has_value());
+  EXPECT_EQ(c.socket_send_buffer_bytes, -1);
+  EXPECT_EQ(c.socket_receive_buffer_bytes, -1);
+  wc::BrokerConfig set;
+  ASSERT_TRUE(set.set("socket.send.buffer.bytes=65536").has_value());
+  ASSERT_TRUE(set.set("socket.receive.buffer.bytes=0").has_value());
+  ASSERT_TRUE(set.finalize().has_value());
+  EXPECT_EQ(set.socket_send_buffer_bytes, 65536);
+  EXPECT_EQ(set.socket_receive_buffer_bytes, -1);
+  // Kafka accepts any INT here; so does weir.
+  EXPECT_EQ(verdict({"socket.send.buffer.bytes=-5"}), "ok");
+}
+
+TEST(BrokerConfig, EveryDefaultIsValidAndKeysAreUnique) {
+  const auto defs = wc::broker_config_defs();
+  for (std::size_t i = 0; i < defs.size(); ++i) {
+    for (std::size_t j = i + 1; j < defs.size(); ++j) EXPECT_NE(defs[i].name, defs[j].name);
+    if (!defs[i].null_default() && !defs[i].required()) {
+      auto v = wc::parse(defs[i], defs[i].default_value);
+      EXPECT_TRUE(v.has_value()) << defs[i].name;
+    }
+  }
+}
