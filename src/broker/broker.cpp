@@ -18,7 +18,9 @@
 #include "base/assert.h"
 #include "base/uuid.h"
 #include "broker/async.h"
+#include "broker/group_service.h"
 #include "broker/handlers/registry.h"
+#include "broker/partition_service.h"
 #include "base/log.h"
 #include "protocol/error_names.h"
 #include "protocol/gen/api_registry.h"
@@ -195,6 +197,8 @@ Broker::~Broker() = default;
 
 void Broker::attach(std::vector<asio::any_io_executor> executors) {
   shards_ = std::make_unique<ShardSet>(std::move(executors));
+  partitions_ = std::make_unique<PartitionService>(*shards_);
+  groups_ = std::make_unique<GroupService>(*this);
   group_hosts_.resize(shards_->count());
   request_stats_.clear();
   for (std::size_t i = 0; i < shards_->count(); ++i) request_stats_.push_back(std::make_unique<RequestStats>());
@@ -283,6 +287,7 @@ std::string Broker::start() {
   // (a crash between the two), remove what the metadata no longer names (deleted topics).
   flusher_ = std::make_unique<storage::Flusher>(fs_);
   flusher_->start();
+  partitions_->start(*flusher_, flush_on_acks_all_);
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;
@@ -414,17 +419,17 @@ asio::awaitable<void> Broker::flush_due_logs(std::size_t shard) {
   // new active segment, so a restart after a crash scans only from there), and a log whose last
   // flush is flush.ms old is flushed.
   const std::int64_t now = clock_.now_ms();
-  std::vector<std::pair<std::string, std::int32_t>> due;
+  std::vector<PartitionRef> due;
   shards_->table(shard).for_each([&](Partition& p) {
     const auto& log = p.log();
     if (log.failed() || log.unflushed_messages() <= 0) return;
     const bool rolled = log.recovery_point() < log.active_segment_base_offset();
     const bool stale = log.config().flush_ms != std::numeric_limits<std::int64_t>::max() &&
                        now - log.last_flush_ms() >= log.config().flush_ms;
-    if (rolled || stale) due.emplace_back(p.topic(), p.index());
+    if (rolled || stale) due.push_back(PartitionRef{p.topic(), p.index()});
   });
   if (due.empty()) co_return;
-  if (const std::int16_t err = co_await sync_partitions(due); err != 0) {
+  if (const std::int16_t err = co_await partitions_->sync(due); err != 0) {
     spdlog::warn("periodic flush failed shard={} partitions={} error_code={}", shard, due.size(), err);
   }
 }
@@ -519,6 +524,7 @@ void Broker::stop() {
     if (auto r = logs_->close(); !r) spdlog::error("log dir close failed error=\"{}\"", r.error());
     logs_.reset();
   }
+  if (partitions_) partitions_->stop();
   if (flusher_) flusher_->stop();
 }
 
@@ -814,49 +820,6 @@ asio::awaitable<std::expected<std::int64_t, ErrorCode>> Broker::allocate_produce
     }
     return next_producer_id_++;
   });
-}
-
-asio::awaitable<std::int16_t> Broker::sync_partitions(const std::vector<std::pair<std::string, std::int32_t>>& parts) {
-  struct State {
-    explicit State(asio::any_io_executor ex) : timer(ex) { timer.expires_at(asio::steady_timer::time_point::max()); }
-    asio::steady_timer timer;
-    std::size_t pending = 0;
-    std::int16_t error = 0;
-  };
-  auto ex = co_await asio::this_coro::executor;
-  auto state = std::make_shared<State>(ex);
-  state->pending = parts.size();
-  auto complete = [state](std::int16_t err) {
-    asio::post(state->timer.get_executor(), [state, err]() {
-      if (err != 0) state->error = err;
-      if (--state->pending == 0) state->timer.cancel();
-    });
-  };
-  for (const auto& [topic, index] : parts) {
-    const std::size_t shard = shards_->owner(topic, index);
-    const auto owner = shards_->executor(shard);
-    asio::post(owner, [this, shard, owner, topic, index, complete]() {
-      Partition* p = shards_->table(shard).find(topic, index);
-      if (p == nullptr) return complete(code(ErrorCode::kUnknownTopicOrPartition));
-      storage::SyncToken token = p->log().prepare_sync();
-      if (token.empty()) return complete(0);
-      storage::SyncToken copy = token;
-      const bool queued = flusher_->submit(std::move(token), [this, shard, owner, topic, index, copy,
-                                                              complete](Status<storage::Errc> st) mutable {
-        asio::post(owner, [this, shard, topic, index, copy = std::move(copy), complete, ok = st.has_value()]() {
-          Partition* q = shards_->table(shard).find(topic, index);
-          if (ok && q != nullptr && copy.log == &q->log()) q->log().mark_synced(copy);
-          complete(ok ? 0 : code(ErrorCode::kKafkaStorageError));
-        });
-      });
-      if (!queued) complete(code(ErrorCode::kKafkaStorageError));
-    });
-  }
-  while (state->pending > 0) {
-    boost::system::error_code ec;
-    co_await state->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  }
-  co_return state->error;
 }
 
 asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::shared_ptr<const net::Frame> frame) {

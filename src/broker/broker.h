@@ -49,6 +49,9 @@
 
 namespace weir::broker {
 
+class GroupService;
+class PartitionService;
+
 // Identity of this node as clients see it.
 struct NodeInfo {
   std::int32_t node_id = 1;
@@ -104,9 +107,10 @@ class Broker final : public net::RequestSink {
   boost::asio::awaitable<void> auto_create_topics(const std::vector<std::string>& names);
   // A producer id for an idempotent producer (never reused: blocks are in the metadata log).
   boost::asio::awaitable<std::expected<std::int64_t, ErrorCode>> allocate_producer_id();
-  // Waits until everything appended so far to these partitions is fdatasync'd (group commit);
-  // 0 or the Kafka error code.
-  boost::asio::awaitable<std::int16_t> sync_partitions(const std::vector<std::pair<std::string, std::int32_t>>& parts);
+  // The append and read paths of the hosted partitions (after attach()).
+  [[nodiscard]] PartitionService& partitions() { return *partitions_; }
+  // The group coordinators, as the group handlers reach them.
+  [[nodiscard]] GroupService& groups() { return *groups_; }
 
   // Runs a controller operation on shard 0, makes its records durable and applied, publishes the
   // new catalog, creates logs for new partitions and pushes changed topic configs to the logs.
@@ -189,6 +193,8 @@ class Broker final : public net::RequestSink {
   const Clock& clock_;
   storage::FileSystem& fs_;
   std::unique_ptr<ShardSet> shards_;
+  std::unique_ptr<PartitionService> partitions_;
+  std::unique_ptr<GroupService> groups_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<storage::Flusher> flusher_;

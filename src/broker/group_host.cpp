@@ -14,6 +14,7 @@
 
 #include "broker/broker.h"
 #include "broker/errors.h"
+#include "broker/partition_service.h"
 #include "protocol/record/batch_splitter.h"
 #include "protocol/record/compression.h"
 #include "protocol/record/record_batch_builder.h"
@@ -196,14 +197,12 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
         builder.append(now, key, value);
       }
       std::vector<std::byte> batch = builder.build();
-      auto appended = p->log().append_as_leader(batch, p->leader_epoch());
-      if (!appended) {
+      const PartitionAppend appended = p->append(batch, AppendOrigin::kCoordinator);
+      if (appended.error != 0) {
         spdlog::error("group coordinator append failed partition={}-{} error={}", kOffsetsTopic, partition_index_,
-                      storage::to_string(appended.error()));
+                      appended.error_message);
         error = code(ErrorCode::kCoordinatorNotAvailable);
       } else {
-        p->log().update_high_watermark(p->log().log_end_offset());
-        p->notify_watchers();
         out.needs_sync = broker_.flush_on_acks_all();
       }
     }
@@ -237,8 +236,8 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
   asio::co_spawn(
       executor_,
       [this, fx, alive = alive_]() -> asio::awaitable<void> {
-        std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition_index_}};
-        const std::int16_t err = co_await broker_.sync_partitions(parts);
+        const std::vector<PartitionRef> parts{{std::string(kOffsetsTopic), partition_index_}};
+        const std::int16_t err = co_await broker_.partitions().sync(parts);
         if (!*alive) co_return;  // the host is gone; fail_held() answered its requests
         if (err != 0) {
           for (auto& j : fx->joins) j.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
@@ -254,8 +253,8 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
 asio::awaitable<std::int16_t> GroupHost::make_durable(Broker& broker, const Applied& applied, std::int32_t partition) {
   if (applied.error != 0) co_return applied.error;
   if (!applied.needs_sync) co_return 0;
-  std::vector<std::pair<std::string, std::int32_t>> parts{{std::string(kOffsetsTopic), partition}};
-  const std::int16_t err = co_await broker.sync_partitions(parts);
+  const std::vector<PartitionRef> parts{{std::string(kOffsetsTopic), partition}};
+  const std::int16_t err = co_await broker.partitions().sync(parts);
   co_return err == 0 ? 0 : code(ErrorCode::kCoordinatorNotAvailable);
 }
 

@@ -1,25 +1,82 @@
-// A partition replica hosted by this broker. Owned by exactly one executor (its shard): every
-// member is read and written only there.
+// A partition replica hosted by this broker (Kafka's Partition): its log, its idempotent
+// producers, its high watermark, the fetches waiting for data and the appends waiting for their
+// acknowledgement. Owned by exactly one executor (its shard): every member is read and written
+// only there. PartitionService (partition_service.h) routes requests to it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "base/file_bytes.h"
 #include "base/uuid.h"
+#include "broker/produce_purgatory.h"
 #include "storage/partition_log.h"
 #include "storage/producer_state.h"
 #include "storage/producer_state_manager.h"
 
 namespace weir::broker {
 
+// Who appends: a producer (producer-state check, traffic counted) or a coordinator writing its
+// own records to an internal topic. Replication adds follower appends, transactions markers.
+enum class AppendOrigin { kClient, kCoordinator };
+
+// How far a fetch may read: the high watermark today; the last stable offset (read_committed)
+// and follower reads later.
+enum class ReadBound { kHighWatermark };
+
+// The outcome of an append on this partition.
+struct PartitionAppend {
+  std::int16_t error = 0;
+  std::int64_t base_offset = -1;
+  std::int64_t end_offset = -1;  // last offset + 1 (what an acks=all waiter waits for)
+  std::int64_t log_append_time_ms = -1;
+  std::int64_t log_start_offset = -1;
+  std::string error_message;
+  bool appended = false;   // false for a duplicate (answered with the first write's offsets)
+  bool flush_due = false;  // flush.messages reached: answered once flushed, as Kafka flushes inline
+};
+
+// What a fetch read from this partition. A failed read tells no offsets (-1), as Kafka's answer.
+struct PartitionRead {
+  std::int16_t error = 0;
+  std::int64_t high_watermark = -1;
+  std::int64_t log_start_offset = -1;
+  std::int32_t leader_epoch = -1;
+  // The record data, left in the segment files: the connection sends it with sendfile(2).
+  std::shared_ptr<const FileBytes> records;
+  [[nodiscard]] std::int64_t size() const noexcept { return records ? records->size : 0; }
+};
+
+// ListOffsets' answer for this partition.
+struct OffsetLookup {
+  std::int16_t error = 0;
+  std::int64_t timestamp = -1;
+  std::int64_t offset = -1;
+  std::int32_t leader_epoch = -1;
+};
+
+// DeleteRecords' answer for this partition.
+struct DeleteRecordsOutcome {
+  std::int16_t error = 0;
+  std::int64_t low_watermark = -1;
+};
+
+// OffsetForLeaderEpoch's answer for this partition.
+struct EpochEndOffset {
+  std::int16_t error = 0;
+  std::int32_t leader_epoch = -1;
+  std::int64_t end_offset = -1;
+};
+
 class Partition {
  public:
   // The log is owned by the log manager; the partition is its only user while it exists.
-  Partition(std::string topic, Uuid topic_id, std::int32_t index, std::int32_t leader_epoch,
-            storage::PartitionLog* log)
+  Partition(std::string topic, Uuid topic_id, std::int32_t index, std::int32_t leader_epoch, storage::PartitionLog* log)
       : topic_(std::move(topic)),
         topic_id_(topic_id),
         index_(index),
@@ -41,13 +98,28 @@ class Partition {
   // On one node the high watermark is the log end offset: every replica (this one) has the data.
   [[nodiscard]] std::int64_t high_watermark() const { return log_->log_end_offset(); }
 
-  // Fetches waiting for data register a callback; an append runs and clears them.
+  // Appends one producer request's batches (kClient: after the idempotence check; a duplicate
+  // is answered with the offsets it was first written at) or a coordinator's batch, then moves
+  // the high watermark, which wakes the watching fetches.
+  PartitionAppend append(std::span<std::byte> batches, AppendOrigin origin);
+  // Whole batches from fetch_offset, up to the bound (see PartitionLog::read); counts the bytes.
+  PartitionRead read(std::int64_t fetch_offset, std::int32_t max_bytes, std::int32_t current_leader_epoch,
+                     ReadBound bound, bool min_one_batch);
+  // ListOffsets: -1 latest, -2 earliest, -3 max timestamp, -4 earliest local, else by timestamp.
+  [[nodiscard]] OffsetLookup lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch) const;
+  // DeleteRecords: moves the log start offset to `offset` (-1: the high watermark).
+  DeleteRecordsOutcome delete_records(std::int64_t offset);
+  // OffsetForLeaderEpoch: the end offset of `epoch`.
+  [[nodiscard]] EpochEndOffset end_offset_for_epoch(std::int32_t current_leader_epoch, std::int32_t epoch) const;
+  // UNKNOWN_LEADER_EPOCH / FENCED_LEADER_EPOCH when a client's epoch (>= 0) is not this one.
+  [[nodiscard]] std::int16_t leader_epoch_error(std::int32_t current_leader_epoch) const;
+
+  // Fetches waiting for data register a callback; the next high-watermark advance runs and clears
+  // them.
   void watch(std::function<void()> on_data) { watchers_.push_back(std::move(on_data)); }
-  void notify_watchers() {
-    auto w = std::move(watchers_);
-    watchers_.clear();
-    for (auto& f : w) f();
-  }
+  // Appends waiting for their acknowledgement. Shared with flush completions, which may arrive
+  // after the partition is gone (its topic deleted) and still answer their waiters.
+  [[nodiscard]] const std::shared_ptr<ProducePurgatory>& purgatory() const { return purgatory_; }
 
   // Traffic since start, for metrics: bytes and records appended by producers, bytes read by
   // fetches. Owner shard only, like everything here.
@@ -85,7 +157,12 @@ class Partition {
   std::int32_t index_;
   std::int32_t leader_epoch_;
   storage::PartitionLog* log_;
+  // One replica: everything appended is replicated, so the high watermark is the log end.
+  void advance_high_watermark();
+  void notify_watchers();
+
   std::vector<std::function<void()>> watchers_;
+  std::shared_ptr<ProducePurgatory> purgatory_ = std::make_shared<ProducePurgatory>();
   Traffic traffic_;
   std::shared_ptr<storage::ProducerStateManager> producer_state_;
 };

@@ -1,13 +1,12 @@
 // Consumer group membership: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // DescribeGroups, ListGroups, DeleteGroups. Each group's requests run on the shard owning its
-// `__consumer_offsets` partition (Broker::with_group), against that partition's GroupHost.
-#include <map>
-
+// `__consumer_offsets` partition, against that partition's coordinator (GroupService).
 #include <boost/asio/this_coro.hpp>
+#include <map>
 
 #include "broker/broker.h"
 #include "broker/errors.h"
-#include "broker/group_host.h"
+#include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "metadata/errc.h"
 
@@ -29,7 +28,7 @@ std::string client_id(const RequestContext& ctx) { return ctx.header.client_id.v
 }  // namespace
 
 asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinatorHandler::handle(RequestContext& ctx,
-                                                                                                 Request& req) {
+                                                                                                Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   std::vector<std::string> keys = version >= 4 ? req.coordinator_keys : std::vector<std::string>{req.key};
@@ -97,32 +96,23 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
   co_return resp;
 }
 
-asio::awaitable<HandlerResult<JoinGroupHandler::Response>> JoinGroupHandler::handle(RequestContext& ctx,
-                                                                                     Request& req) {
+asio::awaitable<HandlerResult<JoinGroupHandler::Response>> JoinGroupHandler::handle(RequestContext& ctx, Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
-  const std::int32_t partition = broker.group_partition(req.group_id);
-  auto waiter = std::make_shared<GroupWaiter>(co_await asio::this_coro::executor);
   const std::string cid = client_id(ctx);
   const std::string host = client_host(ctx);
-  const bool held = co_await broker.with_group(partition, [&](GroupHost* h) {
-    if (h == nullptr) return false;
-    const auto handle = h->hold(waiter);
-    h->apply(h->coordinator().join_group(handle, req, version, cid, host, h->now_ms()));
-    return true;
-  });
-  if (!held) {
-    Response resp;
-    resp.error_code = code(ErrorCode::kNotCoordinator);
-    resp.protocol_name = std::nullopt;  // as Kafka's error answers (null from v7)
-    co_return resp;
-  }
-  co_await waiter->wait();
-  co_return std::move(*waiter->join);
+  auto resp = co_await broker.groups().hold<Response>(
+      broker.group_partition(req.group_id), [&](group::GroupCoordinator& c, group::RequestHandle h, std::int64_t now) {
+        return c.join_group(h, req, version, cid, host, now);
+      });
+  if (resp) co_return std::move(*resp);
+  Response refused;
+  refused.error_code = code(ErrorCode::kNotCoordinator);
+  refused.protocol_name = std::nullopt;  // as Kafka's error answers (null from v7)
+  co_return refused;
 }
 
-asio::awaitable<HandlerResult<SyncGroupHandler::Response>> SyncGroupHandler::handle(RequestContext& ctx,
-                                                                                     Request& req) {
+asio::awaitable<HandlerResult<SyncGroupHandler::Response>> SyncGroupHandler::handle(RequestContext& ctx, Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   if (version >= 5 && (!req.protocol_type || !req.protocol_name)) {
@@ -131,75 +121,42 @@ asio::awaitable<HandlerResult<SyncGroupHandler::Response>> SyncGroupHandler::han
     resp.error_code = group::code(group::Error::kInconsistentGroupProtocol);
     co_return resp;
   }
-  const std::int32_t partition = broker.group_partition(req.group_id);
-  auto waiter = std::make_shared<GroupWaiter>(co_await asio::this_coro::executor);
-  const bool held = co_await broker.with_group(partition, [&](GroupHost* h) {
-    if (h == nullptr) return false;
-    const auto handle = h->hold(waiter);
-    h->apply(h->coordinator().sync_group(handle, req, version, h->now_ms()));
-    return true;
-  });
-  if (!held) {
-    Response resp;
-    resp.error_code = code(ErrorCode::kNotCoordinator);
-    co_return resp;
-  }
-  co_await waiter->wait();
-  co_return std::move(*waiter->sync);
+  auto resp = co_await broker.groups().hold<Response>(
+      broker.group_partition(req.group_id), [&](group::GroupCoordinator& c, group::RequestHandle h, std::int64_t now) {
+        return c.sync_group(h, req, version, now);
+      });
+  if (resp) co_return std::move(*resp);
+  Response refused;
+  refused.error_code = code(ErrorCode::kNotCoordinator);
+  co_return refused;
 }
 
-asio::awaitable<HandlerResult<HeartbeatHandler::Response>> HeartbeatHandler::handle(RequestContext& ctx,
-                                                                                     Request& req) {
+asio::awaitable<HandlerResult<HeartbeatHandler::Response>> HeartbeatHandler::handle(RequestContext& ctx, Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
-  const std::int32_t partition = broker.group_partition(req.group_id);
-  struct Out {
-    Response response;
-    GroupHost::Applied applied;
-  };
-  Out out = co_await broker.with_group(partition, [&](GroupHost* h) {
-    Out o;
-    if (h == nullptr) {
-      o.response.error_code = code(ErrorCode::kNotCoordinator);
-      return o;
-    }
-    auto reply = h->coordinator().heartbeat(req, version, h->now_ms());
-    o.response = std::move(reply.response);
-    o.applied = h->apply(std::move(reply.effects));
-    return o;
-  });
+  auto out = co_await broker.groups().update<Response>(
+      broker.group_partition(req.group_id),
+      [&](group::GroupCoordinator& c, std::int64_t now) { return c.heartbeat(req, version, now); });
+  if (!out.served) out.response.error_code = out.error;
   co_return std::move(out.response);
 }
 
 asio::awaitable<HandlerResult<LeaveGroupHandler::Response>> LeaveGroupHandler::handle(RequestContext& ctx,
-                                                                                       Request& req) {
+                                                                                      Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
-  const std::int32_t partition = broker.group_partition(req.group_id);
-  struct Out {
-    Response response;
-    GroupHost::Applied applied;
-  };
-  Out out = co_await broker.with_group(partition, [&](GroupHost* h) {
-    Out o;
-    if (h == nullptr) {
-      o.response.error_code = code(ErrorCode::kNotCoordinator);
-      return o;
-    }
-    auto reply = h->coordinator().leave_group(req, version, h->now_ms());
-    o.response = std::move(reply.response);
-    o.applied = h->apply(std::move(reply.effects));
-    return o;
-  });
-  if (const std::int16_t err = co_await GroupHost::make_durable(broker, out.applied, partition); err != 0) {
-    out.response.error_code = err;
-    for (auto& m : out.response.members) m.error_code = err;
+  auto out = co_await broker.groups().update<Response>(
+      broker.group_partition(req.group_id),
+      [&](group::GroupCoordinator& c, std::int64_t now) { return c.leave_group(req, version, now); });
+  if (out.error != 0) {
+    out.response.error_code = out.error;
+    for (auto& m : out.response.members) m.error_code = out.error;
   }
   co_return std::move(out.response);
 }
 
 asio::awaitable<HandlerResult<DescribeGroupsHandler::Response>> DescribeGroupsHandler::handle(RequestContext& ctx,
-                                                                                               Request& req) {
+                                                                                              Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   // One sub-request per coordinator partition; answers in request order.
@@ -208,17 +165,17 @@ asio::awaitable<HandlerResult<DescribeGroupsHandler::Response>> DescribeGroupsHa
   std::map<std::string, protocol::DescribeGroupsResponse::DescribedGroup> described;
   for (auto& [partition, sub] : by_partition) {
     sub.include_authorized_operations = req.include_authorized_operations;
-    auto part = co_await broker.with_group(partition, [&](GroupHost* h) {
-      if (h != nullptr) return h->coordinator().describe_groups(sub, version);
-      Response r;
+    auto part = co_await broker.groups().read(
+        partition, [&](const group::GroupCoordinator& c) { return c.describe_groups(sub, version); });
+    if (!part) {
       for (const auto& g : sub.groups) {
-        auto& d = r.groups.emplace_back();
+        auto& d = described[g];
         d.group_id = g;
         d.error_code = code(ErrorCode::kNotCoordinator);
       }
-      return r;
-    });
-    for (auto& g : part.groups) described[g.group_id] = std::move(g);
+      continue;
+    }
+    for (auto& g : part->groups) described[g.group_id] = std::move(g);
   }
   Response resp;
   for (const auto& g : req.groups) resp.groups.push_back(described[g]);
@@ -226,51 +183,36 @@ asio::awaitable<HandlerResult<DescribeGroupsHandler::Response>> DescribeGroupsHa
 }
 
 asio::awaitable<HandlerResult<ListGroupsHandler::Response>> ListGroupsHandler::handle(RequestContext& ctx,
-                                                                                       Request& req) {
+                                                                                      Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   Response resp;
   if (!broker.topic_exists(std::string(kOffsetsTopic))) co_return resp;
   const std::int32_t partitions = broker.offsets_partitions();
   for (std::int32_t p = 0; p < partitions; ++p) {
-    auto part = co_await broker.with_group(p, [&](GroupHost* h) {
-      return h != nullptr ? h->coordinator().list_groups(req, version) : Response{};
-    });
-    for (auto& g : part.groups) resp.groups.push_back(std::move(g));
+    auto part =
+        co_await broker.groups().read(p, [&](const group::GroupCoordinator& c) { return c.list_groups(req, version); });
+    if (!part) continue;
+    for (auto& g : part->groups) resp.groups.push_back(std::move(g));
   }
   co_return resp;
 }
 
 asio::awaitable<HandlerResult<DeleteGroupsHandler::Response>> DeleteGroupsHandler::handle(RequestContext& ctx,
-                                                                                           Request& req) {
+                                                                                          Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   std::map<std::int32_t, Request> by_partition;
   for (const auto& g : req.groups_names) by_partition[broker.group_partition(g)].groups_names.push_back(g);
   std::map<std::string, protocol::DeleteGroupsResponse::DeletableGroupResult> results;
   for (auto& [partition, sub] : by_partition) {
-    struct Out {
-      Response response;
-      GroupHost::Applied applied;
-    };
-    Out out = co_await broker.with_group(partition, [&](GroupHost* h) {
-      Out o;
-      if (h == nullptr) {
-        for (const auto& g : sub.groups_names) {
-          auto& r = o.response.results.emplace_back();
-          r.group_id = g;
-          r.error_code = code(ErrorCode::kNotCoordinator);
-        }
-        return o;
-      }
-      auto reply = h->coordinator().delete_groups(sub, version, h->now_ms());
-      o.response = std::move(reply.response);
-      o.applied = h->apply(std::move(reply.effects));
-      return o;
-    });
-    const std::int16_t err = co_await GroupHost::make_durable(broker, out.applied, partition);
+    auto out = co_await broker.groups().update<Response>(
+        partition, [&](group::GroupCoordinator& c, std::int64_t now) { return c.delete_groups(sub, version, now); });
+    if (!out.served) {
+      for (const auto& g : sub.groups_names) out.response.results.emplace_back().group_id = g;
+    }
     for (auto& r : out.response.results) {
-      if (err != 0 && r.error_code == 0) r.error_code = err;
+      if (out.error != 0 && r.error_code == 0) r.error_code = out.error;
       results[r.group_id] = std::move(r);
     }
   }

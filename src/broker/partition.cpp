@@ -1,0 +1,199 @@
+#include "broker/partition.h"
+
+#include "broker/errors.h"
+#include "broker/storage_errors.h"
+#include "protocol/record/batch_splitter.h"
+
+namespace weir::broker {
+
+namespace {
+
+constexpr std::int64_t kLatest = -1;
+constexpr std::int64_t kEarliest = -2;
+constexpr std::int64_t kMaxTimestamp = -3;
+constexpr std::int64_t kEarliestLocal = -4;
+
+// Producer fields of each batch, read from the headers; empty when the framing is broken (the
+// append then refuses the request anyway).
+std::vector<storage::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
+  std::vector<storage::BatchInfo> out;
+  record::BatchSplitter splitter(bytes);
+  for (;;) {
+    auto next = splitter.next();
+    if (!next) return {};
+    if (!*next) break;
+    const auto& b = **next;
+    const std::int32_t count = b.last_offset_delta() + 1;
+    const std::int64_t last_seq =
+        b.base_sequence() < 0 ? -1
+                              : (static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) % 2147483648LL;
+    out.push_back(storage::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
+                                 static_cast<std::int32_t>(last_seq), count, b.max_timestamp(), b.is_transactional()});
+  }
+  return out;
+}
+
+// An answer that carries only its error (and -1 for every offset, as Kafka's answers do).
+template <class R>
+R refused(std::int16_t error) {
+  R r;
+  r.error = error;
+  return r;
+}
+
+PartitionAppend failed_append(ErrorCode e) { return refused<PartitionAppend>(code(e)); }
+PartitionRead failed_read(std::int16_t error) { return refused<PartitionRead>(error); }
+
+// The slices of a read, as file regions that keep their files open.
+std::shared_ptr<const FileBytes> in_files(storage::ReadResult read) {
+  auto owner = std::make_shared<const storage::ReadResult>(std::move(read));
+  auto bytes = std::make_shared<FileBytes>();
+  bytes->regions.reserve(owner->slices.size());
+  for (const storage::FileSlice& slice : owner->slices) {
+    bytes->regions.push_back(FileRegion{slice.fd(), slice.position, slice.size});
+  }
+  bytes->size = owner->size_bytes;
+  bytes->owner = std::move(owner);
+  return bytes;
+}
+
+}  // namespace
+
+PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin origin) {
+  const bool client = origin == AppendOrigin::kClient;
+  std::vector<storage::BatchInfo> infos;
+  if (client) {
+    // Idempotence: a retried batch is answered with the offsets it was first written at.
+    infos = batch_infos(batches);
+    auto check = producers().check(infos);
+    switch (check.outcome) {
+      case storage::ProducerCheck::kOk:
+        break;
+      case storage::ProducerCheck::kDuplicate: {
+        PartitionAppend o;
+        o.base_offset = check.duplicate->first_offset;
+        o.log_start_offset = log_->log_start_offset();
+        return o;
+      }
+      case storage::ProducerCheck::kInvalidProducerEpoch:
+        return failed_append(ErrorCode::kInvalidProducerEpoch);
+      case storage::ProducerCheck::kOutOfOrderSequence:
+        return failed_append(ErrorCode::kOutOfOrderSequenceNumber);
+    }
+  }
+  auto appended = log_->append_as_leader(batches, leader_epoch_);
+  if (!appended) {
+    PartitionAppend o = failed_append(storage_error_code(appended.error()));
+    o.error_message = std::string(storage::to_string(appended.error()));
+    return o;
+  }
+  if (client) {
+    // Recorded from the batches as stored (maxTimestamp as the log set it), as a rebuild from the
+    // log after a restart sees them.
+    producers().update(batch_infos(batches), appended->first_offset);
+    std::uint64_t messages = 0;
+    for (const auto& b : infos) messages += static_cast<std::uint64_t>(b.record_count);
+    count_produced(batches.size(), messages);
+  }
+  advance_high_watermark();
+  PartitionAppend o;
+  o.base_offset = appended->first_offset;
+  o.end_offset = appended->last_offset + 1;
+  o.log_append_time_ms = appended->log_append_time_ms;
+  o.log_start_offset = appended->log_start_offset;
+  o.appended = true;
+  o.flush_due = log_->unflushed_messages() >= log_->config().flush_messages;
+  return o;
+}
+
+void Partition::advance_high_watermark() {
+  log_->update_high_watermark(log_->log_end_offset());
+  notify_watchers();
+}
+
+void Partition::notify_watchers() {
+  auto w = std::move(watchers_);
+  watchers_.clear();
+  for (auto& f : w) f();
+}
+
+std::int16_t Partition::leader_epoch_error(std::int32_t current_leader_epoch) const {
+  if (current_leader_epoch < 0 || current_leader_epoch == leader_epoch_) return 0;
+  return code(current_leader_epoch > leader_epoch_ ? ErrorCode::kUnknownLeaderEpoch : ErrorCode::kFencedLeaderEpoch);
+}
+
+PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes, std::int32_t current_leader_epoch,
+                              ReadBound bound, bool min_one_batch) {
+  PartitionRead r;
+  r.leader_epoch = leader_epoch_;
+  r.high_watermark = high_watermark();
+  r.log_start_offset = log_->log_start_offset();
+  if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return failed_read(e);
+  std::int64_t max_offset = r.high_watermark;
+  switch (bound) {
+    case ReadBound::kHighWatermark:
+      max_offset = r.high_watermark;
+      break;
+  }
+  auto read = log_->read(fetch_offset, max_bytes, max_offset, min_one_batch);
+  if (!read) return failed_read(code(storage_error_code(read.error())));
+  if (read->size_bytes > 0) r.records = in_files(std::move(*read));
+  count_fetched(static_cast<std::size_t>(r.size()));  // bytes read for a fetch (a long-poll re-read counts again)
+  return r;
+}
+
+OffsetLookup Partition::lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch) const {
+  if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return refused<OffsetLookup>(e);
+  OffsetLookup r;
+  if (timestamp == kLatest) {
+    r.offset = high_watermark();
+    r.leader_epoch = leader_epoch_;
+  } else if (timestamp == kEarliest || timestamp == kEarliestLocal) {
+    r.offset = log_->log_start_offset();
+    r.leader_epoch = leader_epoch_;
+  } else if (timestamp == kMaxTimestamp) {
+    if (auto m = log_->max_timestamp()) {
+      r.timestamp = m->timestamp_ms;
+      r.offset = m->offset;
+      r.leader_epoch = m->leader_epoch;
+    }
+  } else if (timestamp >= 0) {
+    if (auto f = log_->find_offset_by_timestamp(timestamp)) {
+      r.timestamp = f->timestamp_ms;
+      r.offset = f->offset;
+      r.leader_epoch = f->leader_epoch;
+    }
+  }
+  // Other negative values (tiered-storage lookups) find nothing without remote storage.
+  return r;
+}
+
+DeleteRecordsOutcome Partition::delete_records(std::int64_t offset) {
+  const std::int64_t hw = high_watermark();
+  // -1 means "up to the high watermark".
+  const std::int64_t target = offset == -1 ? hw : offset;
+  if (target < 0 || target > hw) return refused<DeleteRecordsOutcome>(code(ErrorCode::kOffsetOutOfRange));
+  if (target > log_->log_start_offset()) {
+    if (auto r = log_->delete_records_before(target); !r) {
+      return refused<DeleteRecordsOutcome>(code(storage_error_code(r.error())));
+    }
+  }
+  DeleteRecordsOutcome o;
+  o.low_watermark = log_->log_start_offset();
+  return o;
+}
+
+EpochEndOffset Partition::end_offset_for_epoch(std::int32_t current_leader_epoch, std::int32_t epoch) const {
+  if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return refused<EpochEndOffset>(e);
+  EpochEndOffset o;
+  if (epoch == leader_epoch_) {
+    o.leader_epoch = epoch;
+    o.end_offset = log_->log_end_offset();
+  } else if (auto found = log_->end_offset_for_epoch(epoch)) {
+    o.leader_epoch = found->first;
+    o.end_offset = found->second;
+  }
+  return o;
+}
+
+}  // namespace weir::broker

@@ -1,0 +1,253 @@
+#include "broker/partition_service.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <limits>
+#include <type_traits>
+
+#include "base/assert.h"
+#include "broker/async.h"
+#include "broker/errors.h"
+#include "storage/flusher.h"
+
+namespace weir::broker {
+
+namespace asio = boost::asio;
+
+namespace {
+
+template <class R>
+R unknown_partition() {
+  R r;
+  r.error = code(ErrorCode::kUnknownTopicOrPartition);
+  return r;
+}
+
+// Runs op(partition, spec) for every spec on the partition's owner shard, all at once; a partition
+// this broker does not host is answered UNKNOWN_TOPIC_OR_PARTITION.
+template <class R, class Spec, class Op>
+asio::awaitable<std::vector<R>> on_owners(const PartitionService& service, ShardSet& shards,
+                                          const std::vector<Spec>& specs, Op op) {
+  static_assert(std::is_empty_v<Op>, "op must capture nothing (it is copied to every owner)");
+  FanOut<R> fan;
+  for (const Spec& s : specs) {
+    const std::size_t shard = shards.owner(s.ref.topic, s.ref.partition);
+    fan.add(shards.executor(shard), [&service, shard, &s, op]() {
+      Partition* p = service.local(shard, s.ref);
+      return p == nullptr ? unknown_partition<R>() : op(*p, s);
+    });
+  }
+  co_return co_await fan.run();
+}
+
+PartitionRead failed_read(std::int16_t error) {
+  PartitionRead r;
+  r.error = error;
+  return r;
+}
+
+struct ReadRound {
+  std::vector<PartitionRead> reads;
+  std::int64_t total_bytes = 0;
+  bool any_error = false;
+};
+
+// One read of every spec, without waiting.
+asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& shards, const FetchLimits& limits,
+                                     const std::vector<FetchSpec>& specs) {
+  const std::int32_t response_max_bytes =
+      limits.max_bytes > 0 ? limits.max_bytes : std::numeric_limits<std::int32_t>::max();
+  ReadRound round;
+  round.reads.assign(specs.size(), PartitionRead{});
+  FanOut<PartitionRead> fan;
+  std::vector<std::size_t> fanned;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const FetchSpec& s = specs[i];
+    if (s.error != 0) {
+      round.reads[i] = failed_read(s.error);
+      round.any_error = true;
+      continue;
+    }
+    const std::size_t shard = shards.owner(s.ref.topic, s.ref.partition);
+    // Every partition may return one batch above its limit; the response limit below then keeps
+    // such an oversized batch only for the first partition with data, as Kafka does.
+    const std::int32_t limit = std::min(s.max_bytes, response_max_bytes);
+    fanned.push_back(i);
+    fan.add(shards.executor(shard), [&service, shard, &s, limit, bound = limits.bound]() {
+      Partition* p = service.local(shard, s.ref);
+      if (p == nullptr) return failed_read(code(ErrorCode::kUnknownTopicOrPartition));
+      return p->read(s.fetch_offset, limit, s.current_leader_epoch, bound, /*min_one_batch=*/true);
+    });
+  }
+  auto results = co_await fan.run();
+  for (std::size_t k = 0; k < fanned.size(); ++k) {
+    auto& r = results[k];
+    // The response limit is soft only for the first partition with data. Partitions are read in
+    // parallel, each up to its own limit, so a later one that does not fit is left out whole
+    // (the client fetches it next); Kafka reads them in turn and sends the batches that still
+    // fit. Both keep the response within fetch.max.bytes and always make progress.
+    if (round.total_bytes > 0 && round.total_bytes + r.size() > response_max_bytes) r.records.reset();
+    round.total_bytes += r.size();
+    round.any_error = round.any_error || r.error != 0;
+    round.reads[fanned[k]] = std::move(r);
+  }
+  co_return round;
+}
+
+// Watches every spec's partition; returns at the first high-watermark advance past a fetch
+// offset, or at the deadline. A wake-up moves the timer's expiry into the past rather than
+// cancelling its wait: it may run before the wait starts (an append right after a watch was
+// set, while the other partitions' watches are still being set), and a cancel would then be
+// lost and the fetch would sleep to its deadline.
+asio::awaitable<void> wait_for_data(const PartitionService& service, ShardSet& shards,
+                                    const std::vector<FetchSpec>& specs,
+                                    std::chrono::steady_clock::time_point deadline) {
+  auto ex = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(ex);
+  timer->expires_at(deadline);
+  const auto wake = [](asio::steady_timer& t) { t.expires_at(asio::steady_timer::time_point::min()); };
+  FanOut<bool> watch;
+  for (const FetchSpec& s : specs) {
+    const std::size_t shard = shards.owner(s.ref.topic, s.ref.partition);
+    watch.add(shards.executor(shard), [&service, shard, &s, timer, ex, wake]() {
+      Partition* p = service.local(shard, s.ref);
+      if (p == nullptr) return false;
+      if (p->high_watermark() > s.fetch_offset) {
+        asio::post(ex, [timer, wake]() { wake(*timer); });
+        return true;
+      }
+      std::weak_ptr<asio::steady_timer> weak = timer;
+      p->watch([weak, ex, wake]() {
+        asio::post(ex, [weak, wake]() {
+          if (auto t = weak.lock()) wake(*t);
+        });
+      });
+      return true;
+    });
+  }
+  co_await watch.run();
+  boost::system::error_code ec;
+  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+}  // namespace
+
+PartitionService::PartitionService(ShardSet& shards) : shards_(shards) {}
+
+void PartitionService::start(storage::Flusher& flusher, bool durable_acks_all) {
+  flusher_ = &flusher;
+  durable_acks_all_ = durable_acks_all;
+}
+
+void PartitionService::stop() { flusher_ = nullptr; }
+
+asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vector<ProduceSpec> specs, Acks acks) {
+  const bool durable = acks == Acks::kAll && durable_acks_all_;
+  FanOut<PartitionAppend> fan;
+  for (const ProduceSpec& s : specs) {
+    const std::size_t shard = shards_.owner(s.ref.topic, s.ref.partition);
+    fan.add_async(shards_.executor(shard), [this, shard, &s, durable](FanOut<PartitionAppend>::Done done) {
+      Partition* p = local(shard, s.ref);
+      if (p == nullptr) return done(unknown_partition<PartitionAppend>());
+      PartitionAppend o = p->append(s.batches, AppendOrigin::kClient);
+      if (!o.appended || !(durable || o.flush_due)) return done(std::move(o));
+      const std::int64_t end_offset = o.end_offset;
+      await_ack(shard, s.ref, *p, end_offset, [o = std::move(o), done = std::move(done)](std::int16_t error) mutable {
+        if (error != 0) {
+          o.error = error;
+          o.base_offset = -1;
+        }
+        done(std::move(o));
+      });
+    });
+  }
+  co_return co_await fan.run();
+}
+
+void PartitionService::await_ack(std::size_t shard, const PartitionRef& ref, Partition& p, std::int64_t end_offset,
+                                 ProducePurgatory::Completion done) {
+  std::shared_ptr<ProducePurgatory> purgatory = p.purgatory();
+  purgatory->add(end_offset, std::move(done));
+  flush_on_owner(shard, ref, p, [purgatory](std::int16_t error, std::int64_t covered) {
+    if (error == 0) {
+      purgatory->complete_through(covered);
+    } else {
+      purgatory->fail_through(covered, error);
+    }
+  });
+}
+
+void PartitionService::flush_on_owner(std::size_t shard, const PartitionRef& ref, Partition& p,
+                                      std::function<void(std::int16_t, std::int64_t)> done) {
+  storage::SyncToken token = p.log().prepare_sync();
+  const std::int64_t covered = token.end_offset;
+  if (token.empty()) return done(0, covered);
+  if (flusher_ == nullptr) return done(code(ErrorCode::kKafkaStorageError), covered);
+  storage::SyncToken copy = token;
+  const auto owner = shards_.executor(shard);
+  const bool queued = flusher_->submit(
+      std::move(token), [this, shard, owner, ref, copy = std::move(copy), done](Status<storage::Errc> st) mutable {
+        asio::post(owner, [this, shard, ref, copy = std::move(copy), done = std::move(done), ok = st.has_value()]() {
+          Partition* q = local(shard, ref);
+          if (ok && q != nullptr && copy.log == &q->log()) q->log().mark_synced(copy);
+          done(ok ? 0 : code(ErrorCode::kKafkaStorageError), copy.end_offset);
+        });
+      });
+  if (!queued) done(code(ErrorCode::kKafkaStorageError), covered);
+}
+
+asio::awaitable<std::int16_t> PartitionService::sync(const std::vector<PartitionRef>& parts) {
+  FanOut<std::int16_t> fan;
+  for (const PartitionRef& ref : parts) {
+    const std::size_t shard = shards_.owner(ref.topic, ref.partition);
+    fan.add_async(shards_.executor(shard), [this, shard, &ref](FanOut<std::int16_t>::Done done) {
+      Partition* p = local(shard, ref);
+      if (p == nullptr) return done(code(ErrorCode::kUnknownTopicOrPartition));
+      flush_on_owner(shard, ref, *p, [done = std::move(done)](std::int16_t error, std::int64_t) { done(error); });
+    });
+  }
+  std::int16_t error = 0;
+  for (std::int16_t e : co_await fan.run()) {
+    if (e != 0) error = e;
+  }
+  co_return error;
+}
+
+asio::awaitable<std::vector<PartitionRead>> PartitionService::fetch(const FetchLimits& limits,
+                                                                    const std::vector<FetchSpec>& specs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, limits.max_wait_ms));
+  for (;;) {
+    ReadRound round = co_await read_once(*this, shards_, limits, specs);
+    if (round.total_bytes >= std::max(1, limits.min_bytes) || round.any_error || specs.empty() ||
+        std::chrono::steady_clock::now() >= deadline) {
+      co_return std::move(round.reads);
+    }
+    co_await wait_for_data(*this, shards_, specs, deadline);
+  }
+}
+
+asio::awaitable<std::vector<OffsetLookup>> PartitionService::list_offsets(const std::vector<OffsetQuery>& queries) {
+  co_return co_await on_owners<OffsetLookup>(*this, shards_, queries, [](Partition& p, const OffsetQuery& q) {
+    return p.lookup_offset(q.timestamp, q.current_leader_epoch);
+  });
+}
+
+asio::awaitable<std::vector<DeleteRecordsOutcome>> PartitionService::delete_records(
+    const std::vector<DeleteRecordsSpec>& specs) {
+  co_return co_await on_owners<DeleteRecordsOutcome>(
+      *this, shards_, specs, [](Partition& p, const DeleteRecordsSpec& s) { return p.delete_records(s.offset); });
+}
+
+asio::awaitable<std::vector<EpochEndOffset>> PartitionService::end_offsets_for_epochs(
+    const std::vector<EpochQuery>& queries) {
+  co_return co_await on_owners<EpochEndOffset>(*this, shards_, queries, [](Partition& p, const EpochQuery& q) {
+    return p.end_offset_for_epoch(q.current_leader_epoch, q.leader_epoch);
+  });
+}
+
+}  // namespace weir::broker

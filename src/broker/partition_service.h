@@ -1,0 +1,135 @@
+// PartitionService: the append and read paths of the partitions this broker hosts (Kafka's
+// ReplicaManager). Handlers name partitions by (topic, index); the service routes each to its
+// owner shard (all of a request's partitions at once, one hop there and one back), runs the
+// Partition operation there, and hands the answers back in request order.
+//
+// It owns:
+//   - appends as leader (producer-state check, offsets, high watermark, waking the long polls
+//     watching the partition), with the origin an append comes from (client or coordinator;
+//     follower appends and transaction markers later);
+//   - acks=all completion: an acks=all append (with flush.on.acks.all), or one past
+//     flush.messages, waits in its partition's ProducePurgatory until the flush that covers it
+//     succeeded (group commit); replication will complete it on the ISR's high watermark instead;
+//   - reads up to a bound (the high watermark; the last stable offset and follower reads later),
+//     with Fetch's long poll;
+//   - ListOffsets, DeleteRecords, OffsetForLeaderEpoch;
+//   - flushing partitions on request (sync), for coordinators and periodic flushes.
+//
+// Thread safety: the asynchronous calls may be made from any executor; the partitions they reach
+// are touched only on their owner shards.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "broker/partition.h"
+#include "broker/shards.h"
+
+namespace weir::storage {
+class Flusher;
+}
+
+namespace weir::broker {
+
+// A partition as a request names it.
+struct PartitionRef {
+  std::string topic;
+  std::int32_t partition = -1;
+};
+
+// One partition's part of a Produce: the batches are appended in place (offsets assigned).
+struct ProduceSpec {
+  PartitionRef ref;
+  std::span<std::byte> batches;
+};
+
+// Produce's acks: 0 and 1 answer after the append, kAll after the acknowledgement.
+enum class Acks : std::int8_t { kNone = 0, kLeader = 1, kAll = -1 };
+
+// One partition of a Fetch, its topic known to exist.
+struct FetchSpec {
+  PartitionRef ref;
+  std::int64_t fetch_offset = 0;
+  std::int32_t current_leader_epoch = -1;
+  std::int32_t max_bytes = 0;
+  std::int16_t error = 0;  // decided before reading (answered without a read; ends the long poll)
+};
+
+// A Fetch's limits: response size, when to answer, how far to read.
+struct FetchLimits {
+  std::int32_t max_bytes = 0;  // <= 0: no limit
+  std::int32_t min_bytes = 0;
+  std::int32_t max_wait_ms = 0;
+  ReadBound bound = ReadBound::kHighWatermark;
+};
+
+struct OffsetQuery {
+  PartitionRef ref;
+  std::int64_t timestamp = -1;
+  std::int32_t current_leader_epoch = -1;
+};
+
+struct DeleteRecordsSpec {
+  PartitionRef ref;
+  std::int64_t offset = -1;
+};
+
+struct EpochQuery {
+  PartitionRef ref;
+  std::int32_t current_leader_epoch = -1;
+  std::int32_t leader_epoch = -1;
+};
+
+class PartitionService {
+ public:
+  explicit PartitionService(ShardSet& shards);
+  PartitionService(const PartitionService&) = delete;
+  PartitionService& operator=(const PartitionService&) = delete;
+
+  // Flushes go to `flusher` (running, and outliving stop()); durable_acks_all: acks=all is
+  // answered only once flushed (flush.on.acks.all, off in --dev).
+  void start(storage::Flusher& flusher, bool durable_acks_all);
+  // No flush is submitted after this; the ones in flight complete their waiters.
+  void stop();
+
+  // Appends each partition's batches on its owner shard; answers in spec order once each append
+  // is acknowledged as `acks` asks (and once flushed when past flush.messages).
+  boost::asio::awaitable<std::vector<PartitionAppend>> append(std::vector<ProduceSpec> specs, Acks acks);
+  // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
+  // max_wait_ms passes, woken by the high watermark of a watched partition moving.
+  boost::asio::awaitable<std::vector<PartitionRead>> fetch(const FetchLimits& limits,
+                                                           const std::vector<FetchSpec>& specs);
+  boost::asio::awaitable<std::vector<OffsetLookup>> list_offsets(const std::vector<OffsetQuery>& queries);
+  boost::asio::awaitable<std::vector<DeleteRecordsOutcome>> delete_records(const std::vector<DeleteRecordsSpec>& specs);
+  boost::asio::awaitable<std::vector<EpochEndOffset>> end_offsets_for_epochs(const std::vector<EpochQuery>& queries);
+  // Waits until everything appended so far to these partitions is fdatasync'd (group commit);
+  // 0 or the Kafka error code.
+  boost::asio::awaitable<std::int16_t> sync(const std::vector<PartitionRef>& parts);
+
+  // On the owner shard only: the partition, or null.
+  [[nodiscard]] Partition* local(std::size_t shard, const PartitionRef& ref) const {
+    return shards_.table(shard).find(ref.topic, ref.partition);
+  }
+
+ private:
+  // On the owner shard: flushes what the partition holds so far; done(error, end offset covered)
+  // runs there once the flush finished (at once when nothing is unsynced).
+  void flush_on_owner(std::size_t shard, const PartitionRef& ref, Partition& p,
+                      std::function<void(std::int16_t, std::int64_t)> done);
+  // On the owner shard: parks an append in the partition's purgatory until a flush covers
+  // end_offset; done(error) answers it.
+  void await_ack(std::size_t shard, const PartitionRef& ref, Partition& p, std::int64_t end_offset,
+                 ProducePurgatory::Completion done);
+
+  ShardSet& shards_;
+  storage::Flusher* flusher_ = nullptr;
+  bool durable_acks_all_ = true;
+};
+
+}  // namespace weir::broker
