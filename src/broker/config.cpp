@@ -1,6 +1,8 @@
 #include "broker/config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -97,6 +99,14 @@ const std::vector<ConfigKey>& known_config_keys() {
        "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},
       {"weir.fetch.session.cache.max.partitions", "1000000", "long",
        "weir: partitions all incremental fetch sessions may remember together."},
+      // Compressed producer batches (src/broker/README.md, "Compressed batches").
+      {"weir.produce.max.decompressed.batch.bytes", "268435456", "long",
+       "weir: bytes a compressed producer batch may decompress to; more is INVALID_RECORD (Kafka: no limit)."},
+      {"weir.produce.max.compression.ratio", "5000", "int",
+       "weir: decompressed bytes per compressed byte a producer batch may have; more is INVALID_RECORD; 0 = no "
+       "limit (Kafka: no limit)."},
+      {"weir.decompression.threads", "0", "int",
+       "weir: threads validating compressed producer batches off the executors (0 = half of weir.cores, 1 to 4)."},
   };
   return keys;
 }
@@ -240,6 +250,22 @@ std::expected<void, std::string> Config::finalize() {
   auto threads = parse_int<std::int32_t>("weir.cores", get("weir.cores"));
   if (!threads) return std::unexpected(threads.error());
   cores = *threads > 0 ? *threads : static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+
+  auto decompressed = parse_int<std::int64_t>("weir.produce.max.decompressed.batch.bytes",
+                                              get("weir.produce.max.decompressed.batch.bytes"));
+  if (!decompressed) return std::unexpected(decompressed.error());
+  if (*decompressed < 1 || *decompressed > std::numeric_limits<std::int32_t>::max()) {
+    return std::unexpected("weir.produce.max.decompressed.batch.bytes must be in [1, 2147483647]");
+  }
+  produce_max_decompressed_batch_bytes = *decompressed;
+  auto ratio = parse_int<std::int32_t>("weir.produce.max.compression.ratio", get("weir.produce.max.compression.ratio"));
+  if (!ratio) return std::unexpected(ratio.error());
+  if (*ratio < 0) return std::unexpected("weir.produce.max.compression.ratio must be at least 0");
+  produce_max_compression_ratio = *ratio;
+  auto workers = parse_int<std::int32_t>("weir.decompression.threads", get("weir.decompression.threads"));
+  if (!workers) return std::unexpected(workers.error());
+  if (*workers < 0) return std::unexpected("weir.decompression.threads must be at least 0");
+  decompression_threads = *workers > 0 ? *workers : std::clamp(cores / 2, 1, 4);
   return {};
 }
 

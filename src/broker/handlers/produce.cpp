@@ -77,6 +77,8 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
   std::vector<Target> targets;
   Response resp;
   FanOut<PartitionOutcome> fan;
+  CompressedBatches::Produce compressed(broker.compressed_batches(), ctx.client,
+                                        broker.request_stats(ctx.client.shard));
   std::vector<std::optional<PartitionOutcome>> immediate;
   for (std::size_t ti = 0; ti < req.topic_data.size(); ++ti) {
     auto& td = req.topic_data[ti];
@@ -117,7 +119,8 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
       immediate.emplace_back(std::nullopt);
       const std::size_t shard = broker.shards().owner(*name, pd.index);
       auto* records = &*pd.records;
-      fan.add(broker.shards().executor(shard), [&broker, shard, topic = *name, index = pd.index, records]() {
+      const storage::RecordsSummaries* summaries = compressed.add(std::as_bytes(std::span(*records)));
+      fan.add(broker.shards().executor(shard), [&broker, shard, topic = *name, index = pd.index, records, summaries]() {
         PartitionOutcome o;
         Partition* p = broker.shards().table(shard).find(topic, index);
         if (p == nullptr) {
@@ -142,10 +145,10 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
             o.error = code(ErrorCode::kOutOfOrderSequenceNumber);
             return o;
         }
-        auto appended = p->log().append_as_leader(batches, p->leader_epoch());
+        auto appended = p->log().append_as_leader(batches, p->leader_epoch(), summaries);
         if (!appended) {
           o.error = code(storage_error_code(appended.error()));
-          o.error_message = std::string(storage::to_string(appended.error()));
+          o.error_message = broker.compressed_batches().error_message(appended.error());
           return o;
         }
         // Recorded from the batches as stored (maxTimestamp as the log set it), as a rebuild
@@ -166,6 +169,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
       });
     }
   }
+  // Compressed batches are checked on worker threads first (compressed_batches.h).
+  co_await compressed.run();
+  compressed.release();
   std::vector<PartitionOutcome> done = co_await fan.run();
 
   // Durability: acks=all (with flush.on.acks.all) and partitions past flush.messages wait for
