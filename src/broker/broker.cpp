@@ -199,6 +199,9 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   shards_ = std::make_unique<ShardSet>(std::move(executors));
   partitions_ = std::make_unique<PartitionService>(*shards_);
   groups_ = std::make_unique<GroupService>(*this);
+  compressed_batches_ = std::make_unique<CompressedBatches>(
+      shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
+  compressed_batches_->start();
   group_hosts_.resize(shards_->count());
   request_stats_.clear();
   for (std::size_t i = 0; i < shards_->count(); ++i) request_stats_.push_back(std::make_unique<RequestStats>());
@@ -210,6 +213,7 @@ bool Broker::is_valid_topic_name(const std::string& name) const {
 
 storage::LogConfig Broker::log_config_for(std::string_view topic) const {
   storage::LogConfig lc;
+  lc.decompression = decompression_limits();
   if (!controller_) return lc;
   auto tc = controller_->topic_config(topic);
   if (!tc) return lc;
@@ -514,6 +518,7 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
 }
 
 void Broker::stop() {
+  if (compressed_batches_) compressed_batches_->stop();
   // Coordinators hold timers on the executors and pointers into the logs: first to go.
   group_hosts_.clear();
   if (logs_) {

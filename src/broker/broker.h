@@ -30,6 +30,7 @@
 #include "base/clock.h"
 #include "broker/async.h"
 #include "broker/catalog.h"
+#include "broker/compressed_batches.h"
 #include "broker/config.h"
 #include "broker/errors.h"
 #include "broker/fetch_session.h"
@@ -96,6 +97,12 @@ class Broker final : public net::RequestSink {
   [[nodiscard]] bool is_valid_topic_name(const std::string& name) const;
   [[nodiscard]] bool auto_create_topics() const { return auto_create_topics_; }
   [[nodiscard]] bool flush_on_acks_all() const { return flush_on_acks_all_; }
+  // Produce's validation of compressed batches off the executors (after attach()).
+  [[nodiscard]] CompressedBatches& compressed_batches() { return *compressed_batches_; }
+  [[nodiscard]] record::DecompressionLimits decompression_limits() const {
+    return {static_cast<std::size_t>(config_.produce_max_decompressed_batch_bytes),
+            static_cast<std::uint32_t>(config_.produce_max_compression_ratio)};
+  }
 
   // Admin operations, carried out by the controller on shard 0.
   boost::asio::awaitable<protocol::CreateTopicsResponse> create_topics(const protocol::CreateTopicsRequest& req,
@@ -195,6 +202,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<ShardSet> shards_;
   std::unique_ptr<PartitionService> partitions_;
   std::unique_ptr<GroupService> groups_;
+  std::unique_ptr<CompressedBatches> compressed_batches_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<storage::Flusher> flusher_;

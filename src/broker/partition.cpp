@@ -59,7 +59,8 @@ std::shared_ptr<const FileBytes> in_files(storage::ReadResult read) {
 
 }  // namespace
 
-PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin origin) {
+PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin origin,
+                                   const storage::RecordsSummaries* summaries) {
   const bool client = origin == AppendOrigin::kClient;
   std::vector<storage::BatchInfo> infos;
   if (client) {
@@ -81,10 +82,11 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
         return failed_append(ErrorCode::kOutOfOrderSequenceNumber);
     }
   }
-  auto appended = log_->append_as_leader(batches, leader_epoch_);
+  auto appended = log_->append_as_leader(batches, leader_epoch_, summaries);
   if (!appended) {
     PartitionAppend o = failed_append(storage_error_code(appended.error()));
     o.error_message = std::string(storage::to_string(appended.error()));
+    o.storage_error = appended.error();
     return o;
   }
   if (client) {

@@ -16,6 +16,7 @@
 #include "base/uuid.h"
 #include "broker/produce_purgatory.h"
 #include "storage/partition_log.h"
+#include "storage/records_summary.h"
 #include "storage/producer_state.h"
 #include "storage/producer_state_manager.h"
 
@@ -37,6 +38,7 @@ struct PartitionAppend {
   std::int64_t log_append_time_ms = -1;
   std::int64_t log_start_offset = -1;
   std::string error_message;
+  std::optional<storage::Errc> storage_error;  // the log's refusal, for a more precise message
   bool appended = false;   // false for a duplicate (answered with the first write's offsets)
   bool flush_due = false;  // flush.messages reached: answered once flushed, as Kafka flushes inline
 };
@@ -101,7 +103,10 @@ class Partition {
   // Appends one producer request's batches (kClient: after the idempotence check; a duplicate
   // is answered with the offsets it was first written at) or a coordinator's batch, then moves
   // the high watermark, which wakes the watching fetches.
-  PartitionAppend append(std::span<std::byte> batches, AppendOrigin origin);
+  // summaries: the compressed batches' records, checked off the executors (compressed_batches.h),
+  // or null to let the log decompress and check them itself.
+  PartitionAppend append(std::span<std::byte> batches, AppendOrigin origin,
+                         const storage::RecordsSummaries* summaries = nullptr);
   // Whole batches from fetch_offset, up to the bound (see PartitionLog::read); counts the bytes.
   PartitionRead read(std::int64_t fetch_offset, std::int32_t max_bytes, std::int32_t current_leader_epoch,
                      ReadBound bound, bool min_one_batch);

@@ -154,7 +154,7 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
     fan.add_async(shards_.executor(shard), [this, shard, &s, durable](FanOut<PartitionAppend>::Done done) {
       Partition* p = local(shard, s.ref);
       if (p == nullptr) return done(unknown_partition<PartitionAppend>());
-      PartitionAppend o = p->append(s.batches, AppendOrigin::kClient);
+      PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries);
       if (!o.appended || !(durable || o.flush_due)) return done(std::move(o));
       const std::int64_t end_offset = o.end_offset;
       await_ack(shard, s.ref, *p, end_offset, [o = std::move(o), done = std::move(done)](std::int16_t error) mutable {

@@ -47,6 +47,7 @@ struct PartitionRef {
 struct ProduceSpec {
   PartitionRef ref;
   std::span<std::byte> batches;
+  const storage::RecordsSummaries* summaries = nullptr;  // see Partition::append
 };
 
 // Produce's acks: 0 and 1 answer after the append, kAll after the acknowledgement.

@@ -22,6 +22,8 @@ std::string_view config_name(Limit l) {
     case Limit::kOffsetMetadataMaxBytes: return "offset.metadata.max.bytes";
     case Limit::kGroupMaxSize: return "group.max.size";
     case Limit::kGroupSessionTimeout: return "group.session.timeout.ms";
+    case Limit::kDecompressedBatchBytes: return "weir.produce.max.decompressed.batch.bytes";
+    case Limit::kCompressionRatio: return "weir.produce.max.compression.ratio";
     case Limit::kCount: break;
   }
   return "unknown";

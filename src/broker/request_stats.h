@@ -42,6 +42,8 @@ enum class Limit : std::uint8_t {
   kOffsetMetadataMaxBytes, // OFFSET_METADATA_TOO_LARGE: offset.metadata.max.bytes
   kGroupMaxSize,           // GROUP_MAX_SIZE_REACHED: group.max.size
   kGroupSessionTimeout,    // INVALID_SESSION_TIMEOUT: group.{min,max}.session.timeout.ms
+  kDecompressedBatchBytes, // INVALID_RECORD: weir.produce.max.decompressed.batch.bytes (counted by
+  kCompressionRatio,       // INVALID_RECORD: weir.produce.max.compression.ratio      CompressedBatches)
   kCount,
 };
 [[nodiscard]] std::string_view config_name(Limit l);

@@ -17,6 +17,8 @@ constexpr ErrorCode storage_error_code(storage::Errc e) noexcept {
     case storage::Errc::kOffsetOutOfRange: return ErrorCode::kOffsetOutOfRange;
     case storage::Errc::kUnsupportedCompression: return ErrorCode::kUnsupportedCompressionType;
     case storage::Errc::kNotFound: return ErrorCode::kUnknownTopicOrPartition;
+    case storage::Errc::kDecompressedBatchTooLarge: return ErrorCode::kInvalidRecord;
+    case storage::Errc::kCompressionRatioTooHigh: return ErrorCode::kInvalidRecord;
   }
   return ErrorCode::kUnknownServerError;
 }

@@ -253,6 +253,10 @@ Status<std::string> BrokerConfig::finalize() {
   fetch_session_cache_max_partitions = typed_.get_long("weir.fetch.session.cache.max.partitions");
   const std::int32_t threads = typed_.get_int("weir.cores");
   cores = threads > 0 ? threads : static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  produce_max_decompressed_batch_bytes = typed_.get_long("weir.produce.max.decompressed.batch.bytes");
+  produce_max_compression_ratio = typed_.get_int("weir.produce.max.compression.ratio");
+  const std::int32_t workers = typed_.get_int("weir.decompression.threads");
+  decompression_threads = workers > 0 ? workers : std::clamp(cores / 2, 1, 4);
   return {};
 }
 

@@ -64,6 +64,9 @@ class BrokerConfig {
   std::int32_t cores = 0;                                     // executor threads (weir.cores; 0 = every core)
   std::int32_t fetch_session_cache_slots = 1000;              // max.incremental.fetch.session.cache.slots
   std::int64_t fetch_session_cache_max_partitions = 1000000;  // weir.fetch.session.cache.max.partitions
+  std::int64_t produce_max_decompressed_batch_bytes = 268435456;  // weir.produce.max.decompressed.batch.bytes
+  std::int32_t produce_max_compression_ratio = 5000;              // weir.produce.max.compression.ratio
+  std::int32_t decompression_threads = 1;                         // weir.decompression.threads, derived
   bool dev_mode = false;
 
  private:

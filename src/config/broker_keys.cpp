@@ -183,6 +183,14 @@ constexpr KeyDef kBrokerKeys[] = {
      "weir: host:port of the Prometheus endpoint (GET /metrics); empty = no endpoint."},
     {"weir.fetch.session.cache.max.partitions", T::int64, "1000000", at_least(0), I::medium,
      "weir: partitions all incremental fetch sessions may remember together."},
+    // Compressed producer batches (src/broker/README.md, "Compressed batches"). Kafka has no limits.
+    {"weir.produce.max.decompressed.batch.bytes", T::int64, "268435456", between(1, 2147483647), I::medium,
+     "weir: bytes a compressed producer batch may decompress to; more is INVALID_RECORD (Kafka: no limit)."},
+    {"weir.produce.max.compression.ratio", T::int32, "5000", at_least(0), I::medium,
+     "weir: decompressed bytes per compressed byte a producer batch may have; more is INVALID_RECORD; 0 = no "
+     "limit (Kafka: no limit)."},
+    {"weir.decompression.threads", T::int32, "0", at_least(0), I::low,
+     "weir: threads validating compressed producer batches off the executors (0 = half of weir.cores, 1 to 4)."},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "base/crc32c.h"
 #include "base/varint.h"
 #include "protocol/record/compression.h"
+#include "protocol/record/record_stream.h"
 
 namespace weir::storage {
 
@@ -120,9 +121,14 @@ Status<Errc> append_rewritten(std::vector<std::byte>& out, const RecordBatchView
 
 Status<Errc> for_each_stored_record(const RecordBatchView& batch, std::size_t max_decompressed_bytes,
                                     const std::function<void(const RecordView&)>& fn) {
-  auto section = record::read_records_section(batch, max_decompressed_bytes);
-  if (!section) return unexpected(from_compression_error(section.error()));
-  if (auto ok = record::for_each_record(section->reader(), fn); !ok) return unexpected(Errc::kCorruptMessage);
+  if (!batch.is_compressed()) {
+    if (auto ok = record::for_each_record(batch, fn); !ok) return unexpected(Errc::kCorruptMessage);
+    return {};
+  }
+  if (auto ok = record::for_each_streamed_record(batch, {max_decompressed_bytes, 0}, fn); !ok) {
+    // Any failure, a limit included, is a batch the cleaner cannot read.
+    return unexpected(Errc::kCorruptMessage);
+  }
   return {};
 }
 

@@ -31,12 +31,15 @@
 #include "protocol/record/record.h"
 #include "protocol/record/record_batch.h"
 #include "storage/errc.h"
+#include "storage/records_summary.h"
 
 namespace weir::storage {
 
 // Largest records section the cleaner decompresses for one batch (a larger one is an error that
-// stops cleaning the partition, as a corrupt batch does in Kafka).
-inline constexpr std::size_t kMaxDecompressedBatchBytes = 64 * 1024 * 1024;
+// stops cleaning the partition, as a corrupt batch does in Kafka): whatever produce may have
+// accepted (records_summary.h). for_each_stored_record() streams (one record in memory at a
+// time); filter_batch() holds the batch's records, as Kafka's cleaner does.
+inline constexpr std::size_t kMaxDecompressedBatchBytes = kMaxDecompressedBatchBytesLimit;
 
 // Kafka's RecordFilter.BatchRetention.
 enum class BatchRetention : std::uint8_t {
@@ -80,7 +83,8 @@ using RecordPredicate = std::function<bool(const record::RecordBatchView& batch,
                                                            const RecordPredicate& retain, const FilterContext& context,
                                                            std::vector<std::byte>& out);
 
-// Calls fn(const RecordView&) for every record of a stored batch, decompressing it if needed.
+// Calls fn(const RecordView&) for every record of a stored batch, decompressing it if needed
+// (streaming: the views are valid during the call only).
 [[nodiscard]] Status<Errc> for_each_stored_record(const record::RecordBatchView& batch,
                                                   std::size_t max_decompressed_bytes,
                                                   const std::function<void(const record::RecordView&)>& fn);

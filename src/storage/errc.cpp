@@ -22,6 +22,10 @@ std::string_view to_string(Errc e) noexcept {
       return "unsupported_compression";
     case Errc::kNotFound:
       return "not_found";
+    case Errc::kDecompressedBatchTooLarge:
+      return "decompressed_batch_too_large";
+    case Errc::kCompressionRatioTooHigh:
+      return "compression_ratio_too_high";
   }
   return "unknown";
 }

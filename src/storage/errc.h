@@ -10,6 +10,8 @@
 //   kOffsetOutOfRange       OFFSET_OUT_OF_RANGE (1)
 //   kUnsupportedCompression UNSUPPORTED_COMPRESSION_TYPE (76)  compression id 5..7
 //   kNotFound               (not a Kafka error)         a file or partition that does not exist
+//   kDecompressedBatchTooLarge INVALID_RECORD (87)      a compressed batch decompressing past the
+//   kCompressionRatioTooHigh   INVALID_RECORD (87)      broker's limits (size, ratio): weir's, Kafka has none
 #pragma once
 
 #include <fmt/format.h>
@@ -31,6 +33,8 @@ enum class Errc : std::uint8_t {
   kOffsetOutOfRange,
   kUnsupportedCompression,
   kNotFound,
+  kDecompressedBatchTooLarge,
+  kCompressionRatioTooHigh,
 };
 
 std::string_view to_string(Errc e) noexcept;

@@ -61,10 +61,11 @@ struct TimestampRule {
 };
 
 // Checks one producer batch beyond its framing; returns its largest record timestamp. Records of
-// compressed batches are decompressed and checked as well, as Kafka's LogValidator does (their
-// timestamps, keys on compacted topics), and their largest timestamp replaces the header's.
+// compressed batches are checked as well, as Kafka's LogValidator does (their timestamps, keys on
+// compacted topics), from their summary (read here, streaming, unless the caller has it), and
+// their largest timestamp replaces the header's.
 Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& batch, const LogConfig& config,
-                                                const TimestampRule& rule) {
+                                                const TimestampRule& rule, const RecordsSummary* summary) {
   if (batch.magic() == record::kMagicV2 && batch.base_offset() != 0) return unexpected(Errc::kInvalidRecord);
   if (batch.size_bytes() > static_cast<std::size_t>(std::max(0, config.max_message_bytes))) {
     return unexpected(Errc::kMessageTooLarge);
@@ -74,18 +75,30 @@ Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& b
   std::int64_t max_timestamp = record::kNoTimestamp;
   bool timestamps_ok = true;
   bool keyless = false;
-  auto visit = [&](const record::RecordView& r) {
-    const std::int64_t ts = batch.record_timestamp(r);
-    timestamps_ok = timestamps_ok && rule.ok(ts, type);
-    max_timestamp = std::max(max_timestamp, ts);
-    keyless = keyless || !r.key;
-  };
   if (batch.is_compressed()) {
-    if (auto walked = for_each_stored_record(batch, kMaxDecompressedBatchBytes, visit); !walked) {
-      return unexpected(walked.error());
+    RecordsSummary read_here;
+    if (summary == nullptr) {
+      read_here = summarize_records(batch, config.decompression);
+      summary = &read_here;
     }
-  } else if (auto walked = record::for_each_record(batch, visit); !walked) {
-    return unexpected(from_record_errc(walked.error()));
+    if (summary->error) return unexpected(*summary->error);
+    // Every record passes the rule iff its extremes do (records without a timestamp aside).
+    const bool timestamped = summary->min_timestamp <= summary->max_timestamp_set;
+    if (timestamped) {
+      timestamps_ok = rule.ok(summary->min_timestamp, type) && rule.ok(summary->max_timestamp_set, type);
+    }
+    if (summary->any_without_timestamp) timestamps_ok = timestamps_ok && rule.ok(record::kNoTimestamp, type);
+    max_timestamp = summary->max_timestamp;
+    keyless = summary->keyless;
+  } else {
+    auto visit = [&](const record::RecordView& r) {
+      const std::int64_t ts = batch.record_timestamp(r);
+      timestamps_ok = timestamps_ok && rule.ok(ts, type);
+      max_timestamp = std::max(max_timestamp, ts);
+      keyless = keyless || !r.key;
+    };
+    if (auto walked = record::for_each_record(batch, visit); !walked)
+      return unexpected(from_record_errc(walked.error()));
   }
   if (!timestamps_ok) return unexpected(Errc::kInvalidTimestamp);
   if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
@@ -287,7 +300,8 @@ std::int64_t PartitionLog::size_bytes() const noexcept {
 
 // -------------------------------------------------------------------------------------- appends
 
-Result<AppendInfo, Errc> PartitionLog::append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch) {
+Result<AppendInfo, Errc> PartitionLog::append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch,
+                                                        const RecordsSummaries* summaries) {
   WEIR_ASSERT(!closed_, "append to a closed log");
   AppendInfo info;
   info.log_start_offset = log_start_offset_;
@@ -300,10 +314,13 @@ Result<AppendInfo, Errc> PartitionLog::append_as_leader(std::span<std::byte> bat
   const TimestampRule rule{config_.log_append_time, saturating_sub(now_ms, config_.timestamp_before_max_ms),
                            saturating_add(now_ms, config_.timestamp_after_max_ms)};
   std::vector<std::int64_t> record_max_timestamps;
-  for (const auto& [position, size] : *framed) {
+  for (std::size_t i = 0; i < framed->size(); ++i) {
+    const auto [position, size] = (*framed)[i];
     auto view = record::RecordBatchView::from(ByteSpan(batches.subspan(position, size)));
     WEIR_ASSERT(view.has_value());
-    auto max_ts = check_producer_batch(*view, config_, rule);
+    const RecordsSummary* summary = nullptr;
+    if (summaries != nullptr && i < summaries->size() && (*summaries)[i]) summary = &*(*summaries)[i];
+    auto max_ts = check_producer_batch(*view, config_, rule, summary);
     if (!max_ts) return unexpected(max_ts.error());
     record_max_timestamps.push_back(*max_ts);
   }

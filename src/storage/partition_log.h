@@ -51,6 +51,7 @@
 #include "storage/errc.h"
 #include "storage/file.h"
 #include "storage/leader_epoch_cache.h"
+#include "storage/records_summary.h"
 #include "storage/segment.h"
 #include "storage/sync_token.h"
 #include "storage/transaction_index.h"
@@ -85,6 +86,9 @@ struct LogConfig {
   // last flush is this old. Kafka's defaults: never.
   std::int64_t flush_messages = std::numeric_limits<std::int64_t>::max();  // flush.messages
   std::int64_t flush_ms = std::numeric_limits<std::int64_t>::max();        // flush.ms
+  // Broker-wide (weir.produce.max.decompressed.batch.bytes, weir.produce.max.compression.ratio):
+  // how far a compressed producer batch may decompress (records_summary.h).
+  record::DecompressionLimits decompression = {kDefaultMaxDecompressedBatchBytes, kDefaultMaxCompressionRatio};
 };
 
 // What the log directory's checkpoint files say about this partition.
@@ -156,12 +160,15 @@ class PartitionLog {
   // offset 0, no control batch, sequence with producer id), every record (uncompressed batches),
   // size <= max.message.bytes, timestamps within message.timestamp.{before,after}.max.ms of now
   // (CreateTime), and on compacted topics a key on every record (Kafka 4 refuses keyless records
-  // there with INVALID_RECORD; compressed batches are decompressed to check). Then offsets are
+  // there with INVALID_RECORD; compressed batches are decompressed to check, streaming, within
+  // config().decompression, or `summaries` says what their records hold -- see
+  // records_summary.h; a compressed batch without a summary is read here). Then offsets are
   // assigned from the log end offset, the partition leader epoch stamped, and maxTimestamp set
   // (to the records' largest timestamp, or to now and the LogAppendTime bit when the topic says
   // so), in place in `batches`. All or nothing: on any error the log is unchanged. Empty input
   // appends nothing (batches = 0, offsets -1).
-  [[nodiscard]] Result<AppendInfo, Errc> append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch);
+  [[nodiscard]] Result<AppendInfo, Errc> append_as_leader(std::span<std::byte> batches, std::int32_t leader_epoch,
+                                                          const RecordsSummaries* summaries = nullptr);
 
   // Batches that already carry their offsets (control markers written by the broker,
   // replication later): checked like stored batches (framing, magic, CRC, counts, records) and

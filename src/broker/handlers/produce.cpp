@@ -3,6 +3,7 @@
 // at once) and answers once each is acknowledged as acks asks (acks=all with flush.on.acks.all:
 // after the group-commit flush covering it).
 #include "broker/broker.h"
+#include "broker/compressed_batches.h"
 #include "broker/errors.h"
 #include "broker/handlers/handlers.h"
 #include "broker/partition_service.h"
@@ -42,12 +43,17 @@ std::int16_t entry_error(const Broker& broker, const std::optional<std::string>&
   return framing_error(*records, version);
 }
 
-void answer(PartitionResponse& out, const PartitionAppend& o) {
+void answer(PartitionResponse& out, const PartitionAppend& o, const CompressedBatches& compressed) {
   out.error_code = o.error;
   out.base_offset = o.base_offset;
   out.log_append_time_ms = o.log_append_time_ms;
   out.log_start_offset = o.log_start_offset;
-  if (!o.error_message.empty() && o.error != 0) out.error_message = o.error_message;
+  if (o.error == 0) return;
+  if (o.storage_error) {
+    out.error_message = compressed.error_message(*o.storage_error);  // names a decompression limit
+  } else if (!o.error_message.empty()) {
+    out.error_message = o.error_message;
+  }
 }
 
 }  // namespace
@@ -57,6 +63,7 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
   Response resp;
+  CompressedBatches::Produce compressed(broker.compressed_batches(), ctx.client, broker.request_stats(ctx.client.shard));
   std::vector<ProduceSpec> specs;
   std::vector<PartitionResponse*> appended;  // the answer of each spec
   resp.responses.reserve(req.topic_data.size());
@@ -72,19 +79,23 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
       if (const std::int16_t e = entry_error(broker, name, pd.records, req.acks, version); e != 0) {
         PartitionAppend refused;
         refused.error = e;
-        answer(out, refused);
+        answer(out, refused, broker.compressed_batches());
         continue;
       }
       auto& records = *pd.records;
-      specs.push_back(ProduceSpec{PartitionRef{*name, pd.index},
-                                  std::span<std::byte>(reinterpret_cast<std::byte*>(records.data()), records.size())});
+      std::span<std::byte> bytes(reinterpret_cast<std::byte*>(records.data()), records.size());
+      specs.push_back(ProduceSpec{PartitionRef{*name, pd.index}, bytes, compressed.add(bytes)});
       appended.push_back(&out);
     }
   }
+  // Compressed batches are checked on worker threads first; the turn of this connection passes on
+  // right before the appends are posted, so they keep the connection's request order.
+  co_await compressed.run();
+  compressed.release();
   std::vector<PartitionAppend> outcomes;
   if (!specs.empty()) outcomes = co_await broker.partitions().append(std::move(specs), static_cast<Acks>(req.acks));
   if (req.acks == 0) co_return std::nullopt;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) answer(*appended[i], outcomes[i]);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) answer(*appended[i], outcomes[i], broker.compressed_batches());
   co_return resp;
 }
 

@@ -23,6 +23,8 @@ std::string_view to_string(CompressionError e) noexcept {
       return "corrupt";
     case CompressionError::kOutputTooLarge:
       return "output_too_large";
+    case CompressionError::kRatioTooHigh:
+      return "ratio_too_high";
     case CompressionError::kUnknownCodec:
       return "unknown_codec";
     case CompressionError::kInvalidLevel:

@@ -27,8 +27,10 @@
 // 128 MiB (Kafka's own limit) -- a frame asking for a larger window is kOutputTooLarge.
 //
 // At the protocol edge kCorrupt is CORRUPT_MESSAGE (what Kafka answers when a batch fails to
-// decompress); kOutputTooLarge has no Kafka equivalent and is best answered the same way, or as
-// RECORD_TOO_LARGE where the limit is a configured size.
+// decompress); kOutputTooLarge and kRatioTooHigh have no Kafka equivalent: Produce answers them
+// INVALID_RECORD (weir's configured limits, storage/records_summary.h). Produce validation and the
+// log cleaner's record walks stream instead (record_stream.h); decompress() serves what needs the
+// whole output at once.
 //
 // All functions are thread-safe (no shared state) and allocate only their results and codec
 // contexts.
@@ -52,6 +54,7 @@ namespace weir::record {
 enum class CompressionError : std::uint8_t {
   kCorrupt,         // malformed, truncated or trailing input; a checksum that does not match
   kOutputTooLarge,  // the output would exceed max_output_bytes (or zstd asks for a larger window)
+  kRatioTooHigh,    // streaming only (record_stream.h): output above max_ratio x the input's size
   kUnknownCodec,    // a codec id 5..7
   kInvalidLevel,    // a compression level outside the codec's range (see compress())
   kCodecFailure,    // the codec library failed for a reason of its own (out of memory)

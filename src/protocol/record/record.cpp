@@ -69,25 +69,27 @@ Result<std::optional<RecordView>, Errc> RecordReader::next() noexcept {
     if (error_) return unexpected(*error_);
     return std::optional<RecordView>();
   }
-  auto record = parse_one();
+  auto record = parse_record(reader_, previous_offset_delta_, last_offset_delta_);
   if (!record) {
     error_ = record.error();
     return unexpected(*error_);
   }
   --left_;
+  previous_offset_delta_ = record->offset_delta;
   return std::optional<RecordView>(*record);
 }
 
-Result<RecordView, Errc> RecordReader::parse_one() noexcept {
-  const ByteSpan start = reader_.rest();
-  auto length = read_varint(reader_);
+Result<RecordView, Errc> parse_record(ByteReader& reader, std::int64_t previous_offset_delta,
+                                      std::int32_t last_offset_delta) noexcept {
+  const ByteSpan start = reader.rest();
+  auto length = read_varint(reader);
   if (!length || *length < 0) return unexpected(Errc::malformed_record);
-  auto body_bytes = reader_.read_bytes(static_cast<std::size_t>(*length));
+  auto body_bytes = reader.read_bytes(static_cast<std::size_t>(*length));
   if (!body_bytes) return unexpected(Errc::malformed_record);
 
   ByteReader body(*body_bytes);
   RecordView rec;
-  rec.bytes = start.first(static_cast<std::size_t>(reader_.rest().data() - start.data()));
+  rec.bytes = start.first(static_cast<std::size_t>(reader.rest().data() - start.data()));
   auto attributes = body.read_be<std::int8_t>();
   auto timestamp_delta = read_varlong(body);
   auto offset_delta = read_varint(body);
@@ -95,10 +97,9 @@ Result<RecordView, Errc> RecordReader::parse_one() noexcept {
   rec.attributes = *attributes;
   rec.timestamp_delta = *timestamp_delta;
   rec.offset_delta = *offset_delta;
-  if (rec.offset_delta <= previous_offset_delta_ || rec.offset_delta > last_offset_delta_) {
+  if (rec.offset_delta <= previous_offset_delta || rec.offset_delta > last_offset_delta) {
     return unexpected(Errc::record_offset_out_of_order);
   }
-  previous_offset_delta_ = rec.offset_delta;
 
   auto key = read_nullable_bytes(body);
   if (!key) return unexpected(key.error());

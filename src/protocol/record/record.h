@@ -123,14 +123,18 @@ class RecordReader {
   [[nodiscard]] Result<std::optional<RecordView>, Errc> next() noexcept;
 
  private:
-  Result<RecordView, Errc> parse_one() noexcept;
-
   ByteReader reader_;
   std::int32_t left_;
   std::int32_t last_offset_delta_;
   std::int64_t previous_offset_delta_ = -1;
   std::optional<Errc> error_;
 };
+
+// Parses the one record at the front of `r` (its length prefix included), checking its structure
+// and that its offset delta lies in (previous_offset_delta, last_offset_delta]; the views point
+// into r's bytes. RecordReader and StreamingRecordReader (record_stream.h) both parse with it.
+[[nodiscard]] Result<RecordView, Errc> parse_record(ByteReader& r, std::int64_t previous_offset_delta,
+                                                    std::int32_t last_offset_delta) noexcept;
 
 // Calls fn(const RecordView&) for every record; stops at the first malformed one.
 template <class Fn>

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "protocol/record/compression.h"
 #include "protocol/record/control_record.h"
 #include "test_util.h"
 
@@ -284,6 +287,92 @@ TEST_F(PartitionLogTest, ABadBatchRejectsTheWholeAppend) {
   auto bad = make_batch(1, now());
   bad.back() ^= std::byte{1};
   expect_rejected(testing::concat({make_batch(2, now()), bad}), Errc::kCorruptMessage);
+}
+
+// ------------------------------------------------------------------------- compressed batches
+
+std::vector<std::byte> gzipped(const std::vector<std::byte>& plain) {
+  auto packed = record::compress_batch(*record::RecordBatchView::from(plain), record::Compression::gzip);
+  EXPECT_TRUE(packed.has_value());
+  return *packed;
+}
+
+std::size_t records_section_bytes(const std::vector<std::byte>& batch) {
+  return record::RecordBatchView::from(batch)->records_bytes().size();
+}
+
+TEST_F(PartitionLogTest, CompressedBatchBeyondTheDecompressionLimitsIsRefusedByLimit) {
+  const auto plain = make_batch(50, now(), 1000);
+  const auto packed = gzipped(plain);
+  const std::size_t decompressed = records_section_bytes(plain);
+  const std::size_t ratio = decompressed / records_section_bytes(packed);
+  ASSERT_GT(ratio, 4u);
+  config.decompression = {decompressed - 1, 0};
+  log->set_config(config);
+  expect_rejected(packed, Errc::kDecompressedBatchTooLarge);
+  config.decompression = {decompressed, static_cast<std::uint32_t>(ratio / 2)};
+  log->set_config(config);
+  expect_rejected(packed, Errc::kCompressionRatioTooHigh);
+  config.decompression = {decompressed, static_cast<std::uint32_t>(ratio + 1)};
+  log->set_config(config);
+  auto accepted = packed;
+  auto info = log->append_as_leader(accepted, 0);
+  ASSERT_TRUE(info.has_value()) << info.error();
+  EXPECT_EQ(info->last_offset, 49);
+}
+
+TEST_F(PartitionLogTest, CompressedRecordsAreCheckedRecordByRecord) {
+  config.timestamp_before_max_ms = 60'000;
+  config.cleanup_compact = true;
+  log->set_config(config);
+  // The middle record (of 3) is too old; the header's timestamps are fine.
+  record::RecordBatchBuilder stale;
+  stale.append(now(), as_bytes("a"), as_bytes("1"));
+  stale.append(now() - 60'001, as_bytes("b"), as_bytes("2"));
+  stale.append(now(), as_bytes("c"), as_bytes("3"));
+  auto stale_batch = stale.build();
+  store_be<std::int64_t>(stale_batch.data() + record::kBaseTimestampOffset, now());
+  expect_rejected(gzipped(stale_batch), Errc::kInvalidTimestamp);
+  // A keyless record on a compacted topic.
+  record::RecordBatchBuilder keyless;
+  keyless.append(now(), as_bytes("a"), as_bytes("1"));
+  keyless.append(now(), std::nullopt, as_bytes("2"));
+  expect_rejected(gzipped(keyless.build()), Errc::kInvalidRecord);
+  // Records without a timestamp pass a CreateTime topic; the max timestamp is the records'.
+  record::RecordBatchBuilder mixed;
+  mixed.append(record::kNoTimestamp, as_bytes("a"), as_bytes("1"));
+  mixed.append(now() - 5, as_bytes("b"), as_bytes("2"));
+  auto mixed_batch = gzipped(mixed.build());
+  auto info = log->append_as_leader(mixed_batch, 0);
+  ASSERT_TRUE(info.has_value()) << info.error();
+  EXPECT_EQ(info->max_timestamp_ms, now() - 5);
+}
+
+TEST_F(PartitionLogTest, SummariesComputedAheadOnAnotherThreadAreWhatTheAppendChecks) {
+  auto batches = testing::concat(
+      {gzipped(make_batch(20, now(), 200)), make_batch(2, now()), gzipped(make_batch(5, now() + 7, 50))});
+  RecordsSummaries summaries;
+  std::thread worker([&] { summaries = summarize_producer_batches(batches, config.decompression); });
+  worker.join();
+  ASSERT_EQ(summaries.size(), 3u);
+  ASSERT_TRUE(summaries[0].has_value() && summaries[2].has_value());
+  EXPECT_FALSE(summaries[1].has_value());  // uncompressed: checked by the append itself
+  EXPECT_FALSE(summaries[0]->error.has_value());
+  EXPECT_EQ(summaries[2]->max_timestamp, now() + 11);
+  auto info = log->append_as_leader(batches, 0, &summaries);
+  ASSERT_TRUE(info.has_value()) << info.error();
+  EXPECT_EQ(info->last_offset, 26);
+  EXPECT_EQ(info->max_timestamp_ms, now() + 19);
+  // A summary made with tighter limits refuses the batch although the log's own limits would
+  // not: the append uses the summary and does not decompress again.
+  auto again = testing::concat({gzipped(make_batch(20, now(), 200))});
+  RecordsSummaries tight = summarize_producer_batches(again, {100, 0});
+  ASSERT_EQ(tight.size(), 1u);
+  EXPECT_EQ(tight[0]->error, Errc::kDecompressedBatchTooLarge);
+  auto refused = log->append_as_leader(again, 0, &tight);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(), Errc::kDecompressedBatchTooLarge);
+  EXPECT_EQ(log->log_end_offset(), 27);
 }
 
 // -------------------------------------------------------------------------------------- reads
