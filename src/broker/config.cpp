@@ -1,11 +1,15 @@
 #include "broker/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include <unistd.h>
+
+#include "broker/net_config.h"
+#include "net/connection_quotas.h"
 
 namespace weir::broker {
 
@@ -97,8 +101,66 @@ const std::vector<ConfigKey>& known_config_keys() {
        "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},
       {"weir.fetch.session.cache.max.partitions", "1000000", "long",
        "weir: partitions all incremental fetch sessions may remember together."},
+      // Connections and request memory (net::ServerOptions). Kafka's defaults are unlimited;
+      // weir's max.connections and queued.max.request.bytes are bounded unless set.
+      {"max.connections", "", "int",
+       "Connections the broker accepts; at the limit it stops accepting until one closes. weir: "
+       "half of RLIMIT_NOFILE when unset (Kafka: unlimited)."},
+      {"max.connections.per.ip", "2147483647", "int", "Connections from one address; one more is closed at accept."},
+      {"max.connections.per.ip.overrides", "", "string", "Per-address limits: host:count,host:count."},
+      {"max.connection.creation.rate", "2147483647", "int", "Connections accepted per second, broker-wide."},
+      {"connections.max.idle.ms", "600000", "long", "Idle connections are closed after this long."},
+      {"queued.max.request.bytes", "-1", "long",
+       "Request bytes read but not yet handled. weir: -1 (or 0) means max(256 MiB, 2 x "
+       "socket.request.max.bytes) (Kafka: unlimited)."},
+      {"weir.partial.request.timeout.ms", "30000", "long",
+       "weir: a request must arrive in full within this long of its first byte; -1: no deadline."},
   };
   return keys;
+}
+
+// Connections and request memory: Kafka's messages where Kafka has the check.
+std::expected<NetLimits, std::string> net_limits(const Config& config) {
+  NetLimits out;
+  if (std::string text = config.get("max.connections"); !trim(text).empty()) {
+    auto v = parse_int<std::int32_t>("max.connections", text);
+    if (!v) return std::unexpected(v.error());
+    if (*v < 0)
+      return std::unexpected("Invalid value " + text + " for configuration max.connections: Value must be at least 0");
+    out.max_connections = *v;
+  }
+  for (auto [key, field] : {std::pair{"max.connections.per.ip", &out.max_connections_per_ip},
+                            std::pair{"max.connection.creation.rate", &out.max_connection_creation_rate}}) {
+    auto v = parse_int<std::int32_t>(key, config.get(key));
+    if (!v) return std::unexpected(v.error());
+    if (*v < 0)
+      return std::unexpected("Invalid value " + config.get(key) + " for configuration " + key +
+                             ": Value must be at least 0");
+    *field = *v;
+  }
+  auto overrides = net::parse_per_ip_overrides(config.get("max.connections.per.ip.overrides"));
+  if (!overrides)
+    return std::unexpected("Invalid value " + config.get("max.connections.per.ip.overrides") +
+                           " for configuration max.connections.per.ip.overrides: " + overrides.error());
+  out.max_connections_per_ip_overrides = std::move(*overrides);
+  if (out.max_connections_per_ip == 0 && out.max_connections_per_ip_overrides.empty()) {
+    return std::unexpected(
+        "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
+  }
+  for (auto [key, field] : {std::pair{"connections.max.idle.ms", &out.connections_max_idle_ms},
+                            std::pair{"weir.partial.request.timeout.ms", &out.partial_request_timeout_ms},
+                            std::pair{"queued.max.request.bytes", &out.queued_max_request_bytes}}) {
+    auto v = parse_int<std::int64_t>(key, config.get(key));
+    if (!v) return std::unexpected(v.error());
+    *field = *v;
+  }
+  if (out.queued_max_request_bytes > 0 && out.queued_max_request_bytes < config.socket_request_max_bytes) {
+    return std::unexpected("queued.max.request.bytes must be larger or equal to socket.request.max.bytes");
+  }
+  if (out.queued_max_request_bytes <= 0) {
+    out.queued_max_request_bytes = std::max(std::int64_t{256} << 20, std::int64_t{2} * config.socket_request_max_bytes);
+  }
+  return out;
 }
 
 std::expected<std::vector<Listener>, std::string> parse_listeners(std::string_view text) {
@@ -236,6 +298,8 @@ std::expected<void, std::string> Config::finalize() {
   if (!cached) return std::unexpected(cached.error());
   if (*cached < 0) return std::unexpected("weir.fetch.session.cache.max.partitions must be at least 0");
   fetch_session_cache_max_partitions = *cached;
+
+  if (auto net = net_limits(*this); !net) return std::unexpected(net.error());
 
   auto threads = parse_int<std::int32_t>("weir.cores", get("weir.cores"));
   if (!threads) return std::unexpected(threads.error());

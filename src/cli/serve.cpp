@@ -10,7 +10,9 @@
 #include "base/log.h"
 #include "broker/broker.h"
 #include "broker/metrics_report.h"
+#include "broker/net_config.h"
 #include "metrics/http_endpoint.h"
+#include "net/fd_limit.h"
 #include "net/server.h"
 
 namespace weir::cli {
@@ -50,6 +52,20 @@ int serve(const ServeOptions& options) {
   so.max_inflight_requests_per_connection = config.max_inflight_requests_per_connection;
   so.socket_send_buffer_bytes = config.socket_send_buffer_bytes;
   so.socket_receive_buffer_bytes = config.socket_receive_buffer_bytes;
+  // Connections and request memory: the file descriptor limit raised to the hard limit, and
+  // max.connections derived from it unless configured.
+  const broker::NetLimits limits = *broker::net_limits(config);  // validated by finalize()
+  const net::FdLimit fds = net::raise_fd_limit();
+  so.max_connections = limits.max_connections.value_or(net::default_max_connections(fds.soft));
+  so.max_connections_per_ip = limits.max_connections_per_ip;
+  so.max_connections_per_ip_overrides = limits.max_connections_per_ip_overrides;
+  so.max_connection_creation_rate = limits.max_connection_creation_rate;
+  so.connections_max_idle_ms = limits.connections_max_idle_ms;
+  so.partial_request_timeout_ms = limits.partial_request_timeout_ms;
+  so.queued_max_request_bytes = limits.queued_max_request_bytes;
+  spdlog::info("event=limits {} {} {} {} {}", log::kv("open_files", fds.soft), log::kv("open_files_hard", fds.hard),
+               log::kv("raised", fds.raised), log::kv("max.connections", so.max_connections),
+               log::kv("queued.max.request.bytes", so.queued_max_request_bytes));
   net::Server server(so, broker);
   broker.attach(server.executors());
   if (auto err = broker.start(); !err.empty()) {
