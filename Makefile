@@ -5,7 +5,7 @@ SHELL := /bin/bash
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
 PYTEST_ARGS ?=
 VENV := .cache/venv
 # ccache: paths relative to the checkout, so clones in other folders (CI) share cache entries.

@@ -5,7 +5,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-build-fuzz}"
-SECONDS_PER_TARGET="${2:-60}"
+SECONDS_PER_TARGET="${2:-30}"
 cd "$ROOT"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -15,7 +15,7 @@ cmake --build "$BUILD" -j "$(nproc)" >/dev/null
 ART="$ROOT/.cache/fuzz-artifacts"
 mkdir -p "$ART"
 status=0
-for target in request_fuzz; do
+for target in request_fuzz connection_fuzz; do
   work="$(mktemp -d)"
   seeds="$ROOT/tests/fuzz/corpus/${target%_fuzz}"
   log="$ROOT/.cache/fuzz-$target.log"

@@ -201,8 +201,22 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
   std::uint64_t inflight = 0;
   std::uint64_t from_memory = 0;
   std::uint64_t from_files = 0;
+  std::uint64_t budget_waits = 0;
+  std::uint64_t partial_timeouts = 0;
+  std::uint64_t idle_closes = 0;
+  std::uint64_t per_ip = 0;
+  std::uint64_t max_conn_pauses = 0;
+  std::uint64_t rate_pauses = 0;
+  std::uint64_t accept_errors = 0;
   for (std::size_t i = 0; i < server.context_count(); ++i) {
     const auto& st = server.stats(i);
+    budget_waits += st.memory_budget_waits.value();
+    partial_timeouts += st.partial_request_timeouts.value();
+    idle_closes += st.idle_closes.value();
+    per_ip += st.per_ip_rejections.value();
+    max_conn_pauses += st.max_connections_pauses.value();
+    rate_pauses += st.creation_rate_pauses.value();
+    accept_errors += st.accept_errors.value();
     opened += st.connections_opened.value();
     closed += st.connections_closed.value();
     oversized += st.oversized_frames.value();
@@ -221,6 +235,23 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
   x.sample("weir_connections_closed_total", {}, closed);
   x.family("weir_connections_active", Type::kGauge, "Client connections open.");
   x.sample("weir_connections_active", {}, static_cast<std::int64_t>(opened - std::min(opened, closed)));
+  x.family("weir_connections_max", Type::kGauge,
+           "max.connections in force (configured, or derived from RLIMIT_NOFILE).");
+  x.sample("weir_connections_max", {}, static_cast<std::int64_t>(server.max_connections()));
+  x.family("weir_connections_closed_by_timeout_total", Type::kCounter,
+           "Connections closed by connections.max.idle.ms (idle) or weir.partial.request.timeout.ms (partial).");
+  x.sample("weir_connections_closed_by_timeout_total", {{"timeout", "idle"}}, idle_closes);
+  x.sample("weir_connections_closed_by_timeout_total", {{"timeout", "partial"}}, partial_timeouts);
+  x.family("weir_accept_errors_total", Type::kCounter, "accept(2) failures (EMFILE, ENFILE, ...); each backs off.");
+  x.sample("weir_accept_errors_total", {}, accept_errors);
+  const net::MemoryBudget& budget = server.memory_budget();
+  x.family("weir_request_memory_bytes", Type::kGauge,
+           "Request bytes read but not yet released by their handlers (queued.max.request.bytes budget).");
+  x.sample("weir_request_memory_bytes", {}, budget.in_use_bytes());
+  x.family("weir_request_memory_peak_bytes", Type::kGauge, "Highest weir_request_memory_bytes since start.");
+  x.sample("weir_request_memory_peak_bytes", {}, budget.peak_bytes());
+  x.family("weir_request_memory_limit_bytes", Type::kGauge, "queued.max.request.bytes in force.");
+  x.sample("weir_request_memory_limit_bytes", {}, budget.limit_bytes());
 
   std::array<std::uint64_t, static_cast<std::size_t>(Malformed::kCount)> malformed{};
   std::array<std::uint64_t, static_cast<std::size_t>(Limit::kCount)> limits{};
@@ -241,6 +272,12 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
   x.family("weir_limit_hits_total", Type::kCounter, "Requests or connections refused because a limit was reached.");
   x.sample("weir_limit_hits_total", {{"limit", "socket.request.max.bytes"}}, oversized);
   x.sample("weir_limit_hits_total", {{"limit", "max.inflight.requests.per.connection"}}, inflight);
+  // Each: a reader (or the acceptor) paused until memory (or a slot, or time) was available, or
+  // (per ip) a connection closed at accept.
+  x.sample("weir_limit_hits_total", {{"limit", "queued.max.request.bytes"}}, budget_waits);
+  x.sample("weir_limit_hits_total", {{"limit", "max.connections"}}, max_conn_pauses);
+  x.sample("weir_limit_hits_total", {{"limit", "max.connections.per.ip"}}, per_ip);
+  x.sample("weir_limit_hits_total", {{"limit", "max.connection.creation.rate"}}, rate_pauses);
   for (std::size_t i = 0; i < limits.size(); ++i) {
     x.sample("weir_limit_hits_total", {{"limit", config_name(static_cast<Limit>(i))}}, limits[i]);
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <thread>
 
@@ -257,6 +258,58 @@ Status<std::string> BrokerConfig::finalize() {
   produce_max_compression_ratio = typed_.get_int("weir.produce.max.compression.ratio");
   const std::int32_t workers = typed_.get_int("weir.decompression.threads");
   decompression_threads = workers > 0 ? workers : std::clamp(cores / 2, 1, 4);
+  return derive_net_limits();
+}
+
+Result<std::vector<std::pair<std::string, std::int32_t>>, std::string> parse_per_ip_overrides(std::string_view text) {
+  std::vector<std::pair<std::string, std::int32_t>> out;
+  text = java::trim(text);
+  if (text.empty()) return out;
+  while (true) {  // "a:1," is refused: its last entry is empty
+    const auto comma = text.find(',');
+    const std::string_view item = java::trim(text.substr(0, comma));
+    const auto colon = item.rfind(':');
+    if (colon == std::string_view::npos) return unexpected("entry '" + std::string(item) + "' is not host:count");
+    const std::string_view host = java::trim(item.substr(0, colon));
+    const std::string_view count_text = java::trim(item.substr(colon + 1));
+    std::int32_t count = 0;
+    auto [p, ec] = std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
+    if (host.empty() || ec != std::errc() || p != count_text.data() + count_text.size() || count < 0) {
+      return unexpected("entry '" + std::string(item) + "' is not host:count with a count of at least 0");
+    }
+    out.emplace_back(std::string(host), count);
+    if (comma == std::string_view::npos) break;
+    text = text.substr(comma + 1);
+  }
+  return out;
+}
+
+// Connections and request memory: Kafka's messages where Kafka has the check.
+Status<std::string> BrokerConfig::derive_net_limits() {
+  if (is_set("max.connections")) max_connections = typed_.get_int("max.connections");
+  max_connections_per_ip = typed_.get_int("max.connections.per.ip");
+  max_connection_creation_rate = typed_.get_int("max.connection.creation.rate");
+  const std::string overrides_text = typed_.get_string("max.connections.per.ip.overrides");
+  auto overrides = parse_per_ip_overrides(overrides_text);
+  if (!overrides) {
+    return unexpected(fmt::format("Invalid value {} for configuration max.connections.per.ip.overrides: {}",
+                                  overrides_text, overrides.error()));
+  }
+  max_connections_per_ip_overrides = std::move(*overrides);
+  if (max_connections_per_ip == 0 && max_connections_per_ip_overrides.empty()) {
+    return unexpected(
+        std::string("requirement failed: max.connections.per.ip can be set to zero only if "
+                    "max.connections.per.ip.overrides property is set."));
+  }
+  connections_max_idle_ms = typed_.get_long("connections.max.idle.ms");
+  partial_request_timeout_ms = typed_.get_long("weir.partial.request.timeout.ms");
+  const std::int64_t queued = typed_.get_long("queued.max.request.bytes");
+  if (queued > 0 && queued < socket_request_max_bytes) {
+    return unexpected(std::string(
+        "requirement failed: queued.max.request.bytes must be larger or equal to socket.request.max.bytes"));
+  }
+  queued_max_request_bytes =
+      queued > 0 ? queued : std::max(std::int64_t{256} << 20, std::int64_t{2} * socket_request_max_bytes);
   return {};
 }
 

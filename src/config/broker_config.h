@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -32,6 +34,11 @@ struct Listener {
 
 // Parses "NAME://host:port,NAME2://[::1]:port".
 Result<std::vector<Listener>, std::string> parse_listeners(std::string_view text);
+
+// Parses max.connections.per.ip.overrides: comma-separated `host:count` (the last ':' separates,
+// so IPv6 addresses work; blanks around items are ignored; count >= 0). Hosts are returned as
+// written; the network server resolves names to addresses.
+Result<std::vector<std::pair<std::string, std::int32_t>>, std::string> parse_per_ip_overrides(std::string_view text);
 
 class BrokerConfig {
  public:
@@ -67,10 +74,20 @@ class BrokerConfig {
   std::int64_t produce_max_decompressed_batch_bytes = 268435456;  // weir.produce.max.decompressed.batch.bytes
   std::int32_t produce_max_compression_ratio = 5000;              // weir.produce.max.compression.ratio
   std::int32_t decompression_threads = 1;                         // weir.decompression.threads, derived
+  // Connections and request memory. max_connections is unset unless the key is: the server
+  // derives it from RLIMIT_NOFILE. queued_max_request_bytes is the effective budget.
+  std::optional<std::int32_t> max_connections;
+  std::int32_t max_connections_per_ip = 2147483647;
+  std::vector<std::pair<std::string, std::int32_t>> max_connections_per_ip_overrides;
+  std::int32_t max_connection_creation_rate = 2147483647;
+  std::int64_t connections_max_idle_ms = 600000;    // negative: never
+  std::int64_t partial_request_timeout_ms = 30000;  // weir.partial.request.timeout.ms; negative: never
+  std::int64_t queued_max_request_bytes = std::int64_t{256} << 20;
   bool dev_mode = false;
 
  private:
   Status<std::string> check_listeners();
+  Status<std::string> derive_net_limits();
 
   RawConfig raw_;
   ConfigValues typed_;

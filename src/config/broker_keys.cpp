@@ -62,6 +62,24 @@ constexpr KeyDef kBrokerKeys[] = {
     {"socket.receive.buffer.bytes", T::int32, "-1", no_check(), I::high,
      "SO_RCVBUF of client connections; -1 (or any value below 1): the OS default."},
     {"socket.request.max.bytes", T::int32, "104857600", at_least(1), I::high, "Largest request accepted."},
+    // Connections and request memory (net::ServerOptions). Kafka's defaults are unlimited; weir
+    // bounds max.connections (from RLIMIT_NOFILE, when the key is not set) and
+    // queued.max.request.bytes (-1 or 0: max(256 MiB, 2 x socket.request.max.bytes)).
+    {"max.connections.per.ip", T::int32, kMaxInt, at_least(0), I::medium,
+     "Connections from one address; one more is closed at accept.", M::cluster_wide},
+    {"max.connections.per.ip.overrides", T::string, "", no_check(), I::medium,
+     "Per-address limits: host:count,host:count.", M::cluster_wide},
+    {"max.connections", T::int32, kMaxInt, at_least(0), I::medium,
+     "Connections the broker accepts; at the limit it stops accepting until one closes. weir: half of "
+     "RLIMIT_NOFILE when the key is not set (Kafka: unlimited).",
+     M::cluster_wide},
+    {"max.connection.creation.rate", T::int32, kMaxInt, at_least(0), I::medium,
+     "Connections accepted per second, broker-wide.", M::cluster_wide},
+    {"connections.max.idle.ms", T::int64, "600000", no_check(), I::medium,
+     "Idle connections are closed after this long."},
+    {"queued.max.request.bytes", T::int64, "-1", no_check(), I::medium,
+     "Request bytes read but not yet handled. weir: -1 (or 0) means max(256 MiB, 2 x socket.request.max.bytes) "
+     "(Kafka: unlimited)."},
     {"message.max.bytes", T::int32, "1048588", at_least(0), I::high, "Largest record batch.", M::cluster_wide},
     // Log directories and segments.
     {"log.dir", T::list, "/tmp/kafka-logs", non_empty_list(), I::high, "Data directory when log.dirs is not set."},
@@ -189,6 +207,8 @@ constexpr KeyDef kBrokerKeys[] = {
     {"weir.produce.max.compression.ratio", T::int32, "5000", at_least(0), I::medium,
      "weir: decompressed bytes per compressed byte a producer batch may have; more is INVALID_RECORD; 0 = no "
      "limit (Kafka: no limit)."},
+    {"weir.partial.request.timeout.ms", T::int64, "30000", no_check(), I::medium,
+     "weir: a request must arrive in full within this long of its first byte; -1: no deadline."},
     {"weir.decompression.threads", T::int32, "0", at_least(0), I::low,
      "weir: threads validating compressed producer batches off the executors (0 = half of weir.cores, 1 to 4)."},
 };

@@ -1,16 +1,13 @@
 #include "net/connection.h"
 
-#include <algorithm>
-#include <array>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -18,8 +15,11 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
+#include "base/assert.h"
 #include "base/log.h"
 #include "net/server.h"
 
@@ -44,20 +44,34 @@ class Cork {
   asio::ip::tcp::socket& socket_;
 };
 
+std::int64_t steady_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A frame's buffer starts at this size (or the frame's, if smaller) and doubles as its bytes
+// arrive, each step taken from the memory budget first.
+constexpr std::size_t kFirstChunkBytes = std::size_t{1} << 20;
+
 }  // namespace
 
-Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
-                       std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server,
-                       ShardStats& stats)
+Connection::Connection(asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client, ConnectionSettings settings,
+                       std::shared_ptr<MemoryBudget> budget, Server& server, ShardStats& stats)
     : socket_(std::move(socket)),
       sink_(sink),
       client_(std::move(client)),
-      max_request_bytes_(max_request_bytes),
-      max_inflight_(static_cast<std::size_t>(max_inflight)),
+      settings_(settings),
+      budget_(std::move(budget)),
+      memory_(std::make_shared<ConnectionMemory>()),
       server_(server),
       stats_(stats),
       writer_wake_(socket_.get_executor()),
-      reader_wake_(socket_.get_executor()) {
+      reader_wake_(socket_.get_executor()),
+      budget_wake_(socket_.get_executor()),
+      watchdog_(socket_.get_executor()),
+      last_io_ms_(steady_now_ms()) {
+  WEIR_ASSERT(settings_.max_request_bytes <= budget_->per_connection_bytes(),
+              "a connection's share of the request memory budget must hold its largest request");
   writer_wake_.expires_at(asio::steady_timer::time_point::max());
   reader_wake_.expires_at(asio::steady_timer::time_point::max());
 }
@@ -68,6 +82,9 @@ void Connection::start() {
   auto self = shared_from_this();
   asio::co_spawn(socket_.get_executor(), [self]() { return self->read_loop(); }, asio::detached);
   asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+  if (settings_.idle_timeout_ms >= 0 || settings_.partial_request_timeout_ms >= 0) {
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->watchdog(); }, asio::detached);
+  }
 }
 
 void Connection::close() {
@@ -79,9 +96,7 @@ void Connection::shutdown(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
   stats_.connections_closed.inc();
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (!reason.empty() && stats_.close_log.allow(now_ms)) {
+  if (!reason.empty() && stats_.close_log.allow(steady_now_ms())) {
     spdlog::info("event=connection_closed {} {} {} {} {} dropped_lines={}", log::kv("id", client_.connection_id),
                  log::kv("client", fmt::format("{}:{}", client_.host, client_.port)),
                  log::kv("listener", client_.listener), log::kv("shard", client_.shard), log::kv("reason", reason),
@@ -92,38 +107,19 @@ void Connection::shutdown(const std::string& reason) {
   socket_.close(ignored);
   writer_wake_.cancel();
   reader_wake_.cancel();
-  server_.unregister_connection(client_.connection_id);
+  budget_wake_.cancel();
+  watchdog_.cancel();
+  server_.unregister_connection(client_.connection_id, client_.host);
 }
 
 asio::awaitable<void> Connection::read_loop() {
   stats_.connections_opened.inc();  // here: on the connection's own executor, its single writer
-  std::array<std::uint8_t, 4> size_buf{};
   while (!closed_) {
-    boost::system::error_code ec;
-    co_await asio::async_read(socket_, asio::buffer(size_buf), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      shutdown(ec == asio::error::eof || ec == asio::error::operation_aborted ? "" : ec.message());
-      co_return;
-    }
-    const std::int32_t size = static_cast<std::int32_t>((std::uint32_t{size_buf[0]} << 24) |
-                                                        (std::uint32_t{size_buf[1]} << 16) |
-                                                        (std::uint32_t{size_buf[2]} << 8) | size_buf[3]);
-    if (size < 0 || size > max_request_bytes_) {
-      stats_.oversized_frames.inc();
-      shutdown(fmt::format("request size {} is outside 0..socket.request.max.bytes ({})", size,
-                           max_request_bytes_));
-      co_return;
-    }
-    auto frame = std::make_shared<Frame>();
-    frame->bytes.resize(static_cast<std::size_t>(size));
-    co_await asio::async_read(socket_, asio::buffer(frame->bytes), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      shutdown(ec == asio::error::eof ? "client closed mid-request" : ec.message());
-      co_return;
-    }
-    frame->received_at = std::chrono::steady_clock::now();
-    if (!closed_ && slots_.size() >= max_inflight_) stats_.inflight_limit_hits.inc();
-    while (!closed_ && slots_.size() >= max_inflight_) {
+    std::shared_ptr<Frame> frame = co_await read_frame();
+    if (!frame) co_return;
+    if (!closed_ && slots_.size() >= max_inflight()) stats_.inflight_limit_hits.inc();
+    while (!closed_ && slots_.size() >= max_inflight()) {
+      boost::system::error_code ec;
       co_await reader_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
     if (closed_) co_return;
@@ -132,8 +128,156 @@ asio::awaitable<void> Connection::read_loop() {
     auto self = shared_from_this();
     asio::co_spawn(
         socket_.get_executor(),
-        [self, slot, frame = std::shared_ptr<const Frame>(frame)]() { return self->run_request(slot, frame); },
+        [self, slot, frame = std::shared_ptr<const Frame>(std::move(frame))]() {
+          return self->run_request(slot, frame);
+        },
         asio::detached);
+  }
+}
+
+asio::awaitable<std::shared_ptr<Frame>> Connection::read_frame() {
+  boost::system::error_code ec;
+  std::array<std::uint8_t, 4> size_buf{};
+  std::size_t got = 0;
+  while (got < size_buf.size()) {
+    if (got > 0) arm_watchdog(frame_started_ms_ + settings_.partial_request_timeout_ms);
+    const std::size_t n = co_await socket_.async_read_some(asio::buffer(size_buf.data() + got, size_buf.size() - got),
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      const bool quiet = got == 0 && (ec == asio::error::eof || ec == asio::error::operation_aborted);
+      shutdown(quiet ? "" : ec == asio::error::eof ? "client closed mid-request" : ec.message());
+      co_return nullptr;
+    }
+    last_io_ms_ = steady_now_ms();
+    if (got == 0) {
+      frame_started_ms_ = last_io_ms_;
+      frame_size_ = -1;
+      frame_read_ = 0;
+    }
+    got += n;
+  }
+  const std::int32_t size =
+      static_cast<std::int32_t>((std::uint32_t{size_buf[0]} << 24) | (std::uint32_t{size_buf[1]} << 16) |
+                                (std::uint32_t{size_buf[2]} << 8) | size_buf[3]);
+  if (size < 0 || size > settings_.max_request_bytes) {
+    stats_.oversized_frames.inc();
+    shutdown(
+        fmt::format("request size {} is outside 0..socket.request.max.bytes ({})", size, settings_.max_request_bytes));
+    co_return nullptr;
+  }
+  MemoryLease lease(budget_, memory_);
+  std::vector<std::uint8_t> bytes;
+  const auto total = static_cast<std::size_t>(size);
+  frame_size_ = size;
+  std::size_t filled = 0;
+  bool first_read = true;
+  while (filled < total) {
+    if (filled == bytes.size()) {
+      std::size_t grown = std::min(total, std::max(kFirstChunkBytes, bytes.size() * 2));
+      if (grown / 2 * 3 >= total) grown = total;  // spare the last copy when it would be small
+      const auto delta = static_cast<std::int64_t>(grown - bytes.size());
+      if (!co_await acquire_memory(delta)) co_return nullptr;
+      lease.add(delta);
+      bytes.reserve(grown);  // exactly: the budget counts what is allocated
+      bytes.resize(grown);
+    }
+    if (!first_read) arm_watchdog(frame_started_ms_ + settings_.partial_request_timeout_ms);
+    first_read = false;
+    const std::size_t n = co_await socket_.async_read_some(asio::buffer(bytes.data() + filled, bytes.size() - filled),
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      shutdown(ec == asio::error::eof ? "client closed mid-request" : ec.message());
+      co_return nullptr;
+    }
+    last_io_ms_ = steady_now_ms();
+    filled += n;
+    frame_read_ = static_cast<std::int64_t>(filled);
+  }
+  frame_started_ms_ = -1;
+  // The lease goes with the frame: the budget gets the bytes back when the last reference to
+  // the frame (the handler's, or whatever it handed the bytes to) is gone and they are freed.
+  auto* frame = new Frame{std::move(bytes), std::chrono::steady_clock::now()};
+  co_return std::shared_ptr<Frame>(frame, [lease = std::move(lease)](Frame* f) mutable {
+    delete f;
+    lease.reset();
+  });
+}
+
+asio::awaitable<bool> Connection::acquire_memory(std::int64_t n) {
+  if (budget_->try_acquire(*memory_, n)) co_return true;
+  stats_.memory_budget_waits.inc();
+  if (stats_.budget_log.allow(steady_now_ms())) {
+    spdlog::warn(
+        "event=request_memory_budget_full {} {} {} {} {} {} dropped_lines={}", log::kv("id", client_.connection_id),
+        log::kv("client", fmt::format("{}:{}", client_.host, client_.port)),
+        log::kv("in_use_bytes", budget_->in_use_bytes()), log::kv("queued.max.request.bytes", budget_->limit_bytes()),
+        log::kv("connection_bytes", budget_->held_by(*memory_)), log::kv("wanted_bytes", n),
+        stats_.budget_log.take_dropped());
+  }
+  while (!closed_) {
+    std::weak_ptr<Connection> weak = weak_from_this();
+    budget_->add_waiter([weak, ex = socket_.get_executor()]() {
+      asio::post(ex, [weak]() {
+        if (auto c = weak.lock()) c->budget_wake_.cancel();
+      });
+    });
+    if (budget_->try_acquire(*memory_, n)) co_return true;
+    boost::system::error_code ec;
+    budget_wake_.expires_at(asio::steady_timer::time_point::max());
+    co_await budget_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return false;
+}
+
+std::int64_t Connection::next_deadline_ms() const {
+  std::int64_t at = -1;
+  const auto earliest = [&at](std::int64_t t) { at = at < 0 ? t : std::min(at, t); };
+  const bool reading = frame_started_ms_ >= 0;
+  if (reading && settings_.partial_request_timeout_ms >= 0) {
+    earliest(frame_started_ms_ + settings_.partial_request_timeout_ms);
+  }
+  if (settings_.idle_timeout_ms >= 0) {
+    // Busy (a request arriving or being answered): look again one idle period from now.
+    const bool busy = reading || !slots_.empty();
+    earliest((busy ? steady_now_ms() : last_io_ms_) + settings_.idle_timeout_ms);
+  }
+  return at;
+}
+
+void Connection::arm_watchdog(std::int64_t deadline_ms) {
+  if (settings_.partial_request_timeout_ms < 0 || closed_) return;
+  if (watchdog_at_ms_ < 0 || deadline_ms < watchdog_at_ms_) {
+    watchdog_at_ms_ = deadline_ms;
+    watchdog_.cancel();  // the watchdog wakes and sleeps again until the earlier deadline
+  }
+}
+
+asio::awaitable<void> Connection::watchdog() {
+  while (!closed_) {
+    const std::int64_t now = steady_now_ms();
+    if (frame_started_ms_ >= 0 && settings_.partial_request_timeout_ms >= 0 &&
+        now - frame_started_ms_ >= settings_.partial_request_timeout_ms) {
+      stats_.partial_request_timeouts.inc();
+      shutdown(frame_size_ < 0 ? fmt::format("request not received in full within weir.partial.request.timeout.ms "
+                                             "({} ms): its size prefix is incomplete",
+                                             settings_.partial_request_timeout_ms)
+                               : fmt::format("request not received in full within weir.partial.request.timeout.ms "
+                                             "({} ms): {} of {} bytes arrived",
+                                             settings_.partial_request_timeout_ms, frame_read_, frame_size_));
+      co_return;
+    }
+    if (frame_started_ms_ < 0 && slots_.empty() && settings_.idle_timeout_ms >= 0 &&
+        now - last_io_ms_ >= settings_.idle_timeout_ms) {
+      stats_.idle_closes.inc();
+      shutdown(fmt::format("idle for connections.max.idle.ms ({} ms)", settings_.idle_timeout_ms));
+      co_return;
+    }
+    watchdog_at_ms_ = next_deadline_ms();
+    watchdog_.expires_at(watchdog_at_ms_ < 0
+                             ? asio::steady_timer::time_point::max()
+                             : asio::steady_timer::time_point(std::chrono::milliseconds(watchdog_at_ms_)));
+    boost::system::error_code ec;
+    co_await watchdog_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 
@@ -158,11 +302,15 @@ asio::awaitable<void> Connection::write_loop() {
         shutdown(reply.reason);
         co_return;
       }
-      if (reply.kind == Reply::Kind::kNoResponse) continue;
+      if (reply.kind == Reply::Kind::kNoResponse) {
+        last_io_ms_ = steady_now_ms();  // the idle period starts when the request is done
+        continue;
+      }
       if (std::string failed = co_await send(reply); !failed.empty()) {
         shutdown(failed);
         co_return;
       }
+      last_io_ms_ = steady_now_ms();
     }
     if (closed_) co_return;
     boost::system::error_code ec;
@@ -177,8 +325,7 @@ asio::awaitable<std::string> Connection::send(const Reply& reply) {
   boost::system::error_code ec;
   if (reply.splices.empty()) {
     std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes)};
-    const std::size_t sent =
-        co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    const std::size_t sent = co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
     stats_.bytes_sent_from_memory.inc(sent);
     co_return ec ? ec.message() : std::string();
   }
@@ -191,8 +338,7 @@ asio::awaitable<std::string> Connection::send(const Reply& reply) {
     std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf, first ? size_buf.size() : 0),
                                            asio::buffer(reply.bytes.data() + from, splice.at - from)};
     first = false;
-    const std::size_t sent =
-        co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    const std::size_t sent = co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
     stats_.bytes_sent_from_memory.inc(sent);
     if (ec) co_return ec.message();
     for (const FileRegion& region : splice.bytes->regions) {

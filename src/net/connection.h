@@ -2,16 +2,16 @@
 // reply slots. See server.h for the contract.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-
+#include "net/memory_budget.h"
 #include "net/request_sink.h"
 #include "net/stats.h"
 
@@ -19,10 +19,21 @@ namespace weir::net {
 
 class Server;
 
+struct ConnectionSettings {
+  std::int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+  std::int32_t max_inflight = 100;             // max.inflight.requests.per.connection
+  // connections.max.idle.ms: closed after this long without socket I/O while no request is
+  // being read or handled; negative: never.
+  std::int64_t idle_timeout_ms = 600000;
+  // weir.partial.request.timeout.ms: a request must have arrived in full this long after its
+  // first byte; negative: no deadline.
+  std::int64_t partial_request_timeout_ms = 30000;
+};
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(boost::asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client,
-             std::int32_t max_request_bytes, std::int32_t max_inflight, Server& server, ShardStats& stats);
+  Connection(boost::asio::ip::tcp::socket socket, RequestSink& sink, ClientInfo client, ConnectionSettings settings,
+             std::shared_ptr<MemoryBudget> budget, Server& server, ShardStats& stats);
 
   // Starts the reader and writer on the socket's executor.
   void start();
@@ -37,23 +48,41 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   boost::asio::awaitable<void> read_loop();
+  // Reads one frame; null when the connection closed (shutdown() has been called).
+  boost::asio::awaitable<std::shared_ptr<Frame>> read_frame();
+  // Takes n bytes of the memory budget, waiting (not reading) until they are free; false if the
+  // connection closed meanwhile.
+  boost::asio::awaitable<bool> acquire_memory(std::int64_t n);
+  // Closes the connection when it has been idle, or a request has been arriving, too long.
+  boost::asio::awaitable<void> watchdog();
+  void arm_watchdog(std::int64_t deadline_ms);
+  [[nodiscard]] std::int64_t next_deadline_ms() const;
   boost::asio::awaitable<void> write_loop();
   // Writes one reply; an error message, or empty when it was all sent.
   boost::asio::awaitable<std::string> send(const Reply& reply);
   boost::asio::awaitable<std::string> send_file(const FileRegion& region);
   boost::asio::awaitable<void> run_request(std::shared_ptr<Slot> slot, std::shared_ptr<const Frame> frame);
   void shutdown(const std::string& reason);
+  [[nodiscard]] std::size_t max_inflight() const { return static_cast<std::size_t>(settings_.max_inflight); }
 
   boost::asio::ip::tcp::socket socket_;
   RequestSink& sink_;
   ClientInfo client_;
-  std::int32_t max_request_bytes_;
-  std::size_t max_inflight_;
+  ConnectionSettings settings_;
+  std::shared_ptr<MemoryBudget> budget_;
+  std::shared_ptr<ConnectionMemory> memory_;  // what this connection's frames hold of budget_
   Server& server_;
   ShardStats& stats_;  // of the connection's executor
   std::deque<std::shared_ptr<Slot>> slots_;
   boost::asio::steady_timer writer_wake_;
   boost::asio::steady_timer reader_wake_;
+  boost::asio::steady_timer budget_wake_;
+  boost::asio::steady_timer watchdog_;
+  std::int64_t watchdog_at_ms_ = -1;    // when watchdog_ fires; -1: not armed
+  std::int64_t last_io_ms_ = 0;         // steady-clock ms of the last socket read or write
+  std::int64_t frame_started_ms_ = -1;  // first byte of the frame being read; -1: between frames
+  std::int64_t frame_size_ = 0;         // of the frame being read, for the log line
+  std::int64_t frame_read_ = 0;
   bool closed_ = false;
 };
 

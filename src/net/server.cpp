@@ -1,15 +1,17 @@
 #include "net/server.h"
 
-#include <chrono>
-#include <csignal>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <csignal>
 
+#include "base/log.h"
 #include "net/connection.h"
 
 namespace weir::net {
@@ -24,18 +26,43 @@ Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(op
   for (int i = 0; i < n; ++i) {
     contexts_.push_back(std::make_unique<asio::io_context>(1));
     stats_.push_back(std::make_unique<ShardStats>());
-    guards_.push_back(std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
-        contexts_.back()->get_executor()));
+    guards_.push_back(
+        std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(contexts_.back()->get_executor()));
   }
+  const std::int64_t max_frame = std::max<std::int64_t>(options_.socket_request_max_bytes, 1);
+  const std::int64_t limit = std::max(options_.queued_max_request_bytes, max_frame);
+  budget_ = std::make_shared<MemoryBudget>(limit, std::min(limit, std::max(max_frame, limit / 4)));
 }
 
 Server::~Server() { stop(); }
 
+std::string Server::resolve_limits() {
+  ConnectionLimits limits;
+  limits.max_connections = options_.max_connections;
+  limits.max_connections_per_ip = options_.max_connections_per_ip;
+  limits.max_connection_creation_rate = options_.max_connection_creation_rate;
+  for (const auto& [host, count] : options_.max_connections_per_ip_overrides) {
+    boost::system::error_code ec;
+    const auto addr = asio::ip::make_address(host, ec);
+    if (!ec) {
+      limits.max_connections_per_ip_overrides[addr.to_string()] = count;
+      continue;
+    }
+    asio::ip::tcp::resolver resolver(*contexts_[0]);
+    auto results = resolver.resolve(host, "", ec);
+    if (ec || results.empty()) return "cannot resolve host " + host + " of max.connections.per.ip.overrides";
+    for (const auto& r : results) limits.max_connections_per_ip_overrides[r.endpoint().address().to_string()] = count;
+  }
+  quotas_ = std::make_unique<ConnectionQuotas>(std::move(limits));
+  return {};
+}
+
 std::string Server::start() {
+  if (auto err = resolve_limits(); !err.empty()) return err;
   for (const auto& l : options_.listeners) {
     boost::system::error_code ec;
-    asio::ip::address addr = l.host.empty() ? asio::ip::address(asio::ip::address_v4::any())
-                                            : asio::ip::make_address(l.host, ec);
+    asio::ip::address addr =
+        l.host.empty() ? asio::ip::address(asio::ip::address_v4::any()) : asio::ip::make_address(l.host, ec);
     if (ec) {
       // A host name: resolve it.
       asio::ip::tcp::resolver resolver(*contexts_[0]);
@@ -81,14 +108,76 @@ std::vector<std::uint16_t> Server::bound_ports() const {
 }
 
 asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std::string listener) {
-  for (;;) {
+  // Runs on executor 0, as do the other accept loops, wake_acceptors() and stop()'s closing.
+  asio::steady_timer pause(acceptor.get_executor());
+  accept_timers_.push_back(&pause);
+  struct Forget {
+    std::vector<asio::steady_timer*>& timers;
+    asio::steady_timer* timer;
+    ~Forget() { std::erase(timers, timer); }
+  } forget{accept_timers_, &pause};
+  ShardStats& st = *stats_[0];
+  const auto now_ms = []() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  std::chrono::milliseconds backoff{0};
+  boost::system::error_code ec;
+  while (!stopped_) {
+    if (!quotas_->slot_available()) {
+      // As Kafka: stop accepting until a connection closes; new clients wait in the backlog.
+      st.max_connections_pauses.inc();
+      if (st.accept_log.allow(now_ms())) {
+        spdlog::warn("event=accept_paused {} {} {} dropped_lines={}", log::kv("listener", listener),
+                     log::kv("reason", "max.connections"), log::kv("max.connections", options_.max_connections),
+                     st.accept_log.take_dropped());
+      }
+      pause.expires_at(asio::steady_timer::time_point::max());
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    if (const std::int64_t delay_ms = quotas_->creation_delay_ms(now_ms()); delay_ms > 0) {
+      st.creation_rate_pauses.inc();
+      pause.expires_after(std::chrono::milliseconds(delay_ms));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
     const std::size_t target = next_context_.fetch_add(1) % contexts_.size();
-    boost::system::error_code ec;
-    asio::ip::tcp::socket socket = co_await acceptor.async_accept(
-        *contexts_[target], asio::redirect_error(asio::use_awaitable, ec));
+    asio::ip::tcp::socket socket =
+        co_await acceptor.async_accept(*contexts_[target], asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || stopped_) co_return;
-      spdlog::warn("accept failed listener={} error=\"{}\"", listener, ec.message());
+      // EMFILE / ENFILE above all: the pending connection stays in the backlog and accept(2)
+      // would fail again at once, so wait (longer each time) instead of spinning.
+      st.accept_errors.inc();
+      backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+      if (st.accept_log.allow(now_ms())) {
+        spdlog::warn("event=accept_failed {} {} {} {} dropped_lines={}", log::kv("listener", listener),
+                     log::kv("error", ec.message()), log::kv("errno", ec.value()), log::kv("retry_ms", backoff.count()),
+                     st.accept_log.take_dropped());
+      }
+      pause.expires_after(backoff);
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    backoff = std::chrono::milliseconds(0);
+    ClientInfo client;
+    auto remote = socket.remote_endpoint(ec);
+    if (!ec) {
+      client.host = remote.address().to_string();
+      client.port = remote.port();
+    }
+    if (quotas_->admit(client.host) == ConnectionQuotas::Admission::kPerIpLimit) {
+      st.per_ip_rejections.inc();
+      if (st.accept_log.allow(now_ms())) {
+        spdlog::info("event=connection_rejected {} {} {} dropped_lines={}", log::kv("listener", listener),
+                     log::kv("client", client.host),
+                     log::kv("reason", fmt::format("address already has the configured maximum of {} connections "
+                                                   "(max.connections.per.ip)",
+                                                   quotas_->limit_for(client.host))),
+                     st.accept_log.take_dropped());
+      }
+      socket.close(ec);
       continue;
     }
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
@@ -98,20 +187,25 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
     if (options_.socket_receive_buffer_bytes > 0) {
       socket.set_option(asio::socket_base::receive_buffer_size(options_.socket_receive_buffer_bytes), ec);
     }
-    ClientInfo client;
-    auto remote = socket.remote_endpoint(ec);
-    if (!ec) {
-      client.host = remote.address().to_string();
-      client.port = remote.port();
-    }
     client.listener = listener;
     client.connection_id = next_connection_id_.fetch_add(1);
     client.shard = target;
-    auto conn = std::make_shared<Connection>(std::move(socket), sink_, client, options_.socket_request_max_bytes,
-                                             options_.max_inflight_requests_per_connection, *this, *stats_[target]);
+    ConnectionSettings settings;
+    settings.max_request_bytes = options_.socket_request_max_bytes;
+    settings.max_inflight = options_.max_inflight_requests_per_connection;
+    settings.idle_timeout_ms = options_.connections_max_idle_ms;
+    settings.partial_request_timeout_ms = options_.partial_request_timeout_ms;
+    auto conn =
+        std::make_shared<Connection>(std::move(socket), sink_, client, settings, budget_, *this, *stats_[target]);
     register_connection(conn);
     conn->start();
   }
+}
+
+void Server::wake_acceptors() {
+  asio::post(*contexts_[0], [this]() {
+    for (auto* t : accept_timers_) t->cancel();
+  });
 }
 
 void Server::register_connection(const std::shared_ptr<Connection>& c) {
@@ -120,12 +214,15 @@ void Server::register_connection(const std::shared_ptr<Connection>& c) {
   connections_.push_back(c);
 }
 
-void Server::unregister_connection(std::uint64_t id) {
-  std::lock_guard lock(connections_mutex_);
-  std::erase_if(connections_, [id](const std::weak_ptr<Connection>& w) {
-    auto c = w.lock();
-    return !c || c->id() == id;
-  });
+void Server::unregister_connection(std::uint64_t id, const std::string& host) {
+  {
+    std::lock_guard lock(connections_mutex_);
+    std::erase_if(connections_, [id](const std::weak_ptr<Connection>& w) {
+      auto c = w.lock();
+      return !c || c->id() == id;
+    });
+  }
+  if (quotas_->release(host)) wake_acceptors();
 }
 
 void Server::stop() {
@@ -137,6 +234,7 @@ void Server::stop() {
       acc->close(ec);
     });
   }
+  wake_acceptors();  // a paused accept loop sees stopped_ and ends
   std::vector<std::shared_ptr<Connection>> live;
   {
     std::lock_guard lock(connections_mutex_);
@@ -157,6 +255,7 @@ void Server::stop() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
+  budget_->close();  // frames released from now on must not post to the stopped executors
 }
 
 void Server::wait() {

@@ -6,20 +6,29 @@
 // `max_inflight_requests_per_connection` requests are read ahead of their responses; a frame
 // larger than `socket_request_max_bytes` (or with a negative size) closes the connection before
 // any of its body is read.
+//
+// Limits (see connection_quotas.h, memory_budget.h and connection.h): max.connections pauses
+// accepting, max.connection.creation.rate delays it, max.connections.per.ip closes a connection at
+// accept; accept(2) failures (EMFILE, ENFILE, ...) back off from 10 ms to 1 s instead of spinning;
+// request bytes are read only while the broker-wide memory budget allows; idle connections and
+// requests that take too long to arrive are closed.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-
+#include "net/connection_quotas.h"
+#include "net/memory_budget.h"
 #include "net/request_sink.h"
 #include "net/stats.h"
 
@@ -40,6 +49,17 @@ struct ServerOptions {
   // SO_SNDBUF / SO_RCVBUF of accepted connections; -1 leaves the OS default (and its autotuning).
   std::int32_t socket_send_buffer_bytes = -1;
   std::int32_t socket_receive_buffer_bytes = -1;
+  // Connection limits. max_connections is weir's derived default unless configured (see
+  // default_max_connections); the override hosts are resolved by start().
+  std::int32_t max_connections = 2147483647;
+  std::int32_t max_connections_per_ip = 2147483647;
+  std::vector<std::pair<std::string, std::int32_t>> max_connections_per_ip_overrides;
+  std::int32_t max_connection_creation_rate = 2147483647;
+  std::int64_t connections_max_idle_ms = 600000;    // negative: never
+  std::int64_t partial_request_timeout_ms = 30000;  // weir.partial.request.timeout.ms; negative: never
+  // queued.max.request.bytes: at least socket_request_max_bytes. Each connection may hold up to
+  // a quarter of it, and never less than socket_request_max_bytes.
+  std::int64_t queued_max_request_bytes = std::int64_t{256} << 20;
 };
 
 class Connection;
@@ -68,18 +88,31 @@ class Server {
   // Counters of the connections served on executor i (read from any thread).
   [[nodiscard]] const ShardStats& stats(std::size_t i) const { return *stats_[i]; }
 
+  [[nodiscard]] const MemoryBudget& memory_budget() const { return *budget_; }
+  // Connections counted by the quotas (valid after start()).
+  [[nodiscard]] std::int64_t open_connections() const { return quotas_ ? quotas_->total() : 0; }
+  [[nodiscard]] std::int32_t max_connections() const { return options_.max_connections; }
+
   void register_connection(const std::shared_ptr<Connection>& c);
-  void unregister_connection(std::uint64_t id);
+  // A connection from `host` closed: forgets it and gives its slot back.
+  void unregister_connection(std::uint64_t id, const std::string& host);
 
  private:
   boost::asio::awaitable<void> accept_loop(boost::asio::ip::tcp::acceptor& acceptor, std::string listener);
+  std::string resolve_limits();
+  void wake_acceptors();
 
   ServerOptions options_;
   RequestSink& sink_;
+  // Pause timers of the accept loops; touched on executor 0 only. Declared before contexts_: an
+  // accept loop destroyed with its context removes its timer from here.
+  std::vector<boost::asio::steady_timer*> accept_timers_;
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   std::vector<std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>> guards_;
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
   std::vector<std::unique_ptr<ShardStats>> stats_;  // per context
+  std::shared_ptr<MemoryBudget> budget_;
+  std::unique_ptr<ConnectionQuotas> quotas_;  // from start()
   std::vector<std::thread> threads_;
   std::atomic<std::uint64_t> next_connection_id_{1};
   std::atomic<std::size_t> next_context_{0};

@@ -19,8 +19,23 @@ struct alignas(64) ShardStats {
   // with sendfile(2) (record data of Fetch responses).
   metrics::Counter bytes_sent_from_memory;
   metrics::Counter bytes_sent_from_files;
+  // A reader paused because the request memory budget (queued.max.request.bytes), or the
+  // connection's share of it, was spent; it resumed when memory was released.
+  metrics::Counter memory_budget_waits;
+  // Connections closed by weir.partial.request.timeout.ms and by connections.max.idle.ms.
+  metrics::Counter partial_request_timeouts;
+  metrics::Counter idle_closes;
+  // Written by the accept loops (executor 0 only): connections closed at accept for
+  // max.connections.per.ip; times accepting paused at max.connections, or for
+  // max.connection.creation.rate; accept(2) failures (EMFILE/ENFILE among them).
+  metrics::Counter per_ip_rejections;
+  metrics::Counter max_connections_pauses;
+  metrics::Counter creation_rate_pauses;
+  metrics::Counter accept_errors;
   // Connection-error log lines (one per connection closed on an error), bounded per shard.
   log::RateLimiter close_log{20, 100};
+  log::RateLimiter budget_log{1, 5};
+  log::RateLimiter accept_log{1, 5};  // executor 0: accept errors and connection-limit lines
 };
 
 }  // namespace weir::net

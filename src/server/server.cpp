@@ -12,6 +12,8 @@
 #include "broker/metrics_report.h"
 #include "config/load.h"
 #include "metrics/http_endpoint.h"
+#include "net/connection_quotas.h"
+#include "net/fd_limit.h"
 #include "net/server.h"
 
 namespace weir::server {
@@ -49,6 +51,19 @@ std::string Server::start() {
   so.max_inflight_requests_per_connection = config_.max_inflight_requests_per_connection;
   so.socket_send_buffer_bytes = config_.socket_send_buffer_bytes;
   so.socket_receive_buffer_bytes = config_.socket_receive_buffer_bytes;
+  // Connections and request memory: the file descriptor limit raised to the hard limit, and
+  // max.connections derived from it unless configured.
+  const net::FdLimit fds = net::raise_fd_limit();
+  so.max_connections = config_.max_connections.value_or(net::default_max_connections(fds.soft));
+  so.max_connections_per_ip = config_.max_connections_per_ip;
+  so.max_connections_per_ip_overrides = config_.max_connections_per_ip_overrides;
+  so.max_connection_creation_rate = config_.max_connection_creation_rate;
+  so.connections_max_idle_ms = config_.connections_max_idle_ms;
+  so.partial_request_timeout_ms = config_.partial_request_timeout_ms;
+  so.queued_max_request_bytes = config_.queued_max_request_bytes;
+  spdlog::info("event=limits {} {} {} {} {}", log::kv("open_files", fds.soft), log::kv("open_files_hard", fds.hard),
+               log::kv("raised", fds.raised), log::kv("max.connections", so.max_connections),
+               log::kv("queued.max.request.bytes", so.queued_max_request_bytes));
   net_ = std::make_unique<net::Server>(so, *broker_);
   broker_->attach(net_->executors());
   // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly

@@ -42,6 +42,10 @@ WEIR_ONLY = {
     "flush.on.acks.all": "fdatasync before acknowledging acks=all",
     "metrics.listener": "the Prometheus endpoint",
     "weir.fetch.session.cache.max.partitions": "a bound on the memory of incremental fetch sessions",
+    "weir.partial.request.timeout.ms": "a deadline for a request whose first bytes have arrived",
+    "weir.produce.max.decompressed.batch.bytes": "a bound on what one compressed producer batch decompresses to",
+    "weir.produce.max.compression.ratio": "a bound on a compressed producer batch's compression ratio",
+    "weir.decompression.threads": "threads validating compressed producer batches off the executors",
 }
 
 # Keys whose value rows are not compared, and why.

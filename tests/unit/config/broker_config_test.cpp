@@ -18,6 +18,26 @@ std::string verdict(std::initializer_list<const char*> assignments) {
   auto r = c.finalize();
   return r ? std::string("ok") : r.error();
 }
+TEST(ParsePerIpOverridesTest, ParsesHostCountPairsWithBlanksAndIpv6) {
+  auto r = wc::parse_per_ip_overrides(" host1:100 , 127.0.0.1:2,::1:0");
+  ASSERT_TRUE(r.has_value()) << r.error();
+  ASSERT_EQ(r->size(), 3U);
+  EXPECT_EQ((*r)[0], (std::pair<std::string, std::int32_t>{"host1", 100}));
+  EXPECT_EQ((*r)[1], (std::pair<std::string, std::int32_t>{"127.0.0.1", 2}));
+  EXPECT_EQ((*r)[2], (std::pair<std::string, std::int32_t>{"::1", 0}));
+  auto empty = wc::parse_per_ip_overrides("  ");
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(ParsePerIpOverridesTest, RejectsEntriesThatAreNotHostColonCount) {
+  for (const char* bad : {"host1", "host1:", ":5", "host1:abc", "host1:-1", "host1:5,", "host1:99999999999"}) {
+    auto r = wc::parse_per_ip_overrides(bad);
+    EXPECT_FALSE(r.has_value()) << bad;
+  }
+  EXPECT_NE(wc::parse_per_ip_overrides("a:1,b").error().find("'b'"), std::string::npos);
+}
+
 }  // namespace
 
 TEST(BrokerConfig, ParsesListenersWithAndWithoutHost) {
@@ -160,4 +180,34 @@ TEST(BrokerConfig, EveryDefaultIsValidAndKeysAreUnique) {
       EXPECT_TRUE(v.has_value()) << defs[i].name;
     }
   }
+}
+
+TEST(BrokerConfig, ConnectionLimitsFollowKafkasRules) {
+  EXPECT_EQ(verdict({"max.connections.per.ip=0"}),
+            "requirement failed: max.connections.per.ip can be set to zero only if "
+            "max.connections.per.ip.overrides property is set.");
+  EXPECT_EQ(verdict({"max.connections.per.ip=0", "max.connections.per.ip.overrides=127.0.0.1:5"}), "ok");
+  EXPECT_EQ(verdict({"queued.max.request.bytes=1"}),
+            "requirement failed: queued.max.request.bytes must be larger or equal to socket.request.max.bytes");
+  EXPECT_EQ(verdict({"max.connections.per.ip.overrides=a:1,"}).rfind(
+                "Invalid value a:1, for configuration max.connections.per.ip.overrides: ", 0),
+            0U);
+  EXPECT_EQ(verdict({"max.connections=-1"}),
+            "Invalid value -1 for configuration max.connections: Value must be at least 0");
+}
+
+TEST(BrokerConfig, ConnectionLimitsAreDerivedWhereKafkasDefaultIsUnbounded) {
+  wc::BrokerConfig c;
+  ASSERT_TRUE(c.finalize().has_value());
+  EXPECT_FALSE(c.max_connections.has_value());  // the server derives it from RLIMIT_NOFILE
+  EXPECT_EQ(c.queued_max_request_bytes, std::int64_t{256} << 20);
+  wc::BrokerConfig set;
+  ASSERT_TRUE(set.set("max.connections=7").has_value());
+  ASSERT_TRUE(set.set("socket.request.max.bytes=200000000").has_value());
+  ASSERT_TRUE(set.set("max.connections.per.ip.overrides= h:2 , ::1:0").has_value());
+  ASSERT_TRUE(set.finalize().has_value());
+  EXPECT_EQ(set.max_connections, 7);
+  EXPECT_EQ(set.queued_max_request_bytes, 400000000);
+  ASSERT_EQ(set.max_connections_per_ip_overrides.size(), 2U);
+  EXPECT_EQ(set.max_connections_per_ip_overrides[1], (std::pair<std::string, std::int32_t>{"::1", 0}));
 }
