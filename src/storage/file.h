@@ -42,7 +42,7 @@ struct IoError {
 template <class T>
 using IoResult = Result<T, IoError>;
 
-class File {
+class File : public std::enable_shared_from_this<File> {
  public:
   File() = default;
   File(const File&) = delete;
@@ -58,8 +58,15 @@ class File {
   // Sets the file's length and size() (shrinking or zero-extending).
   [[nodiscard]] virtual Status<IoError> truncate(std::int64_t size) = 0;
   [[nodiscard]] virtual std::int64_t size() const noexcept = 0;
-  // The descriptor, for sendfile(2) and for deduplicating syncs.
+  // The descriptor, for sendfile(2). A file of a FileCache (file_cache.h) may close and reopen
+  // it: -1 while closed.
   [[nodiscard]] virtual int fd() const noexcept = 0;
+  // A file whose descriptor stays open while the returned pointer lives, for a reader on another
+  // thread (sendfile). A plain file is its own handle; a FileCache file returns the open file
+  // underneath it. Files are always owned by a shared_ptr (FileSystem::open).
+  [[nodiscard]] virtual IoResult<std::shared_ptr<const File>> open_handle() const {
+    return std::shared_ptr<const File>(shared_from_this());
+  }
   // Last modification time in milliseconds since the Unix epoch.
   [[nodiscard]] virtual IoResult<std::int64_t> modified_time_ms() const = 0;
   // Sets the modification time (the log cleaner gives a cleaned segment the time of the newest

@@ -130,16 +130,17 @@ void Flusher::run() {
 }
 
 void Flusher::run_cycle(std::vector<Request>& requests) {
-  // Each distinct descriptor and directory once; remember how each went.
-  std::map<int, FileSync> files;
+  // Each distinct file and directory once; remember how each went. (By File, not by descriptor:
+  // a FileCache file has none while it is closed.)
+  std::map<const File*, FileSync> files;
   std::map<std::filesystem::path, bool> directories;
   for (const Request& r : requests) {
-    for (const SyncToken::FileEntry& e : r.token.files) files.emplace(e.file->fd(), FileSync{e.file.get()});
+    for (const SyncToken::FileEntry& e : r.token.files) files.emplace(e.file.get(), FileSync{e.file.get()});
     for (const auto& d : r.token.directories) directories.emplace(d, true);
   }
   std::vector<FileSync*> list;
   list.reserve(files.size());
-  for (auto& [fd, entry] : files) list.push_back(&entry);
+  for (auto& [file, entry] : files) list.push_back(&entry);
   failed_syncs_in_cycle_ = 0;
   sync_files(list);
   std::int64_t failed = failed_syncs_in_cycle_;
@@ -162,7 +163,7 @@ void Flusher::run_cycle(std::vector<Request>& requests) {
   }
   for (Request& r : requests) {
     bool ok = true;
-    for (const SyncToken::FileEntry& e : r.token.files) ok = ok && files.at(e.file->fd()).ok;
+    for (const SyncToken::FileEntry& e : r.token.files) ok = ok && files.at(e.file.get()).ok;
     for (const auto& d : r.token.directories) ok = ok && directories.at(d);
     r.done(ok ? Status<Errc>() : Status<Errc>(unexpected(Errc::kStorageError)));
   }

@@ -2,7 +2,7 @@
 // that arrives while a cycle runs waits for the next cycle, so every request in a cycle shares
 // its syncs:
 //
-//   cycle: take every queued request; fdatasync each distinct file they name (by descriptor) and
+//   cycle: take every queued request; fdatasync each distinct file they name (by File) and
 //          fsync each distinct directory; then call every callback with success, or with
 //          kStorageError if a file or directory of its token failed to sync.
 //

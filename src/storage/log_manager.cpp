@@ -38,8 +38,13 @@ std::optional<std::int64_t> find(const OffsetCheckpoint& offsets, const TopicPar
 
 }  // namespace
 
-LogManager::LogManager(FileSystem& fs, fs::path dir, const Clock& clock, LogManagerOptions options)
-    : fs_(fs), dir_(std::move(dir)), clock_(clock), options_(std::move(options)), cleaner_(options_.cleaner) {}
+LogManager::LogManager(std::shared_ptr<FileCache> files, fs::path dir, const Clock& clock, LogManagerOptions options)
+    : files_(std::move(files)),
+      fs_(*files_),
+      dir_(std::move(dir)),
+      clock_(clock),
+      options_(std::move(options)),
+      cleaner_(options_.cleaner) {}
 
 LogManager::~LogManager() = default;
 
@@ -55,7 +60,9 @@ Result<std::unique_ptr<LogManager>, Errc> LogManager::open(FileSystem& fs, fs::p
     const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
     if (!fs.create_directory(dir) || !fs.sync_directory(parent)) return unexpected(Errc::kStorageError);
   }
-  std::unique_ptr<LogManager> manager(new LogManager(fs, std::move(dir), clock, std::move(options)));
+  const std::size_t capacity = options.max_open_files > 0 ? options.max_open_files : FileCache::default_capacity();
+  std::unique_ptr<LogManager> manager(
+      new LogManager(FileCache::create(fs, capacity), std::move(dir), clock, std::move(options)));
   if (auto ok = manager->load(); !ok) return unexpected(ok.error());
   return manager;
 }
@@ -133,12 +140,29 @@ Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const U
   WEIR_ASSERT(!closed_);
   if (PartitionLog* existing = get(tp)) return existing;
   const fs::path dir = dir_ / to_string(tp);
-  if (!fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
-  if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok)
-    return unexpected(ok.error());
-  if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
-  auto log = PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
-  if (!log) return unexpected(log.error());
+  FileCache::clear_last_failure();
+  auto existed = fs_.exists(dir);
+  auto make = [&]() -> Result<std::unique_ptr<PartitionLog>, Errc> {
+    if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
+    if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) {
+      return unexpected(ok.error());
+    }
+    if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
+    return PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
+  };
+  auto log = make();
+  if (!log) {
+    const std::optional<IoFailure> failure = FileCache::take_last_failure();
+    const bool removed = existed && !*existed && remove_all(fs_, dir).has_value();
+    log::get("storage")->error(
+        "event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
+        log::kv("op", failure ? failure->op : std::string("-")),
+        log::kv("path", failure ? failure->path.string() : dir.string()),
+        log::kv("error", failure ? to_string(failure->error) : std::string(to_string(log.error()))),
+        log::kv("dir_removed", removed));
+    last_create_failure_ = failure;
+    return unexpected(log.error());
+  }
   PartitionLog* out = log->get();
   logs_.emplace(tp, Entry{std::move(*log), topic_id});
   return out;
@@ -226,7 +250,8 @@ OffsetCheckpoint LogManager::cleaner_checkpoints() const {
 }
 
 Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, values.recovery_points); !ok) return ok;
+  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, values.recovery_points); !ok)
+    return ok;
   if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, values.log_starts); !ok) return ok;
   if (auto ok = write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, values.high_watermarks); !ok) {
     return ok;

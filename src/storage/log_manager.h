@@ -21,7 +21,12 @@
 // an IoThrottle); a partition with an unfinished clean comes first, so one offset map is alive at
 // a time if the caller finishes it before starting another.
 //
-// Threading: used from one thread, like the logs it owns.
+// Files: every partition log of the directory does its I/O through one FileCache over the given
+// file system, so at most LogManagerOptions::max_open_files descriptors are held open however
+// many partitions there are (active segments of idle partitions included).
+//
+// Threading: used from one thread, like the logs it owns (the file cache is thread-safe, so logs
+// may live on other threads).
 #pragma once
 
 #include <filesystem>
@@ -39,6 +44,7 @@
 #include "storage/checkpoint.h"
 #include "storage/errc.h"
 #include "storage/file.h"
+#include "storage/file_cache.h"
 #include "storage/log_cleaner.h"
 #include "storage/partition_log.h"
 
@@ -49,6 +55,9 @@ struct LogManagerOptions {
   // The config of a topic found on disk (metadata knows it); default_config if empty.
   std::function<LogConfig(std::string_view topic)> config_for;
   CleanerConfig cleaner = {};  // log.cleaner.dedupe.buffer.size and its load factor
+  // Descriptors the partition logs' files may hold open together (file_cache.h);
+  // 0: FileCache::default_capacity() (half the soft RLIMIT_NOFILE). weir.log.max.open.files.
+  std::size_t max_open_files = 0;
 };
 
 class LogManager {
@@ -65,10 +74,15 @@ class LogManager {
   [[nodiscard]] std::vector<TopicPartition> partitions() const;
   [[nodiscard]] bool had_clean_shutdown() const noexcept { return had_clean_shutdown_; }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+  // The descriptors held by the logs' files; thread-safe.
+  [[nodiscard]] FileCache::Stats file_stats() const { return files_->stats(); }
 
   // Creates the partition's directory, partition.metadata and an empty log; returns the existing
-  // log if there is one.
+  // log if there is one. All or nothing: on failure the directory is removed again (if this call
+  // made it) and one `event=partition_create_failed` line names the operation, path and errno.
   [[nodiscard]] Result<PartitionLog*, Errc> create(const TopicPartition& tp, const Uuid& topic_id, LogConfig config);
+  // What made the last failed create() fail, when a file operation did (for error messages).
+  [[nodiscard]] const std::optional<IoFailure>& last_create_failure() const noexcept { return last_create_failure_; }
   // Deletes the partition (PartitionLog::remove). kNotFound if there is none.
   [[nodiscard]] Result<void, Errc> remove(const TopicPartition& tp);
 
@@ -107,13 +121,15 @@ class LogManager {
     std::optional<Uuid> topic_id;
   };
 
-  LogManager(FileSystem& fs, std::filesystem::path dir, const Clock& clock, LogManagerOptions options);
+  LogManager(std::shared_ptr<FileCache> files, std::filesystem::path dir, const Clock& clock,
+             LogManagerOptions options);
   [[nodiscard]] Status<Errc> load();
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
   [[nodiscard]] OffsetCheckpoint cleaner_checkpoints() const;  // of the logs cleaned at least once
   [[nodiscard]] Status<Errc> write_cleaner_checkpoint(OffsetCheckpoint checkpoints);
 
-  FileSystem& fs_;
+  std::shared_ptr<FileCache> files_;
+  FileSystem& fs_;  // *files_
   std::filesystem::path dir_;
   const Clock& clock_;
   LogManagerOptions options_;
@@ -121,6 +137,7 @@ class LogManager {
   LogCleaner cleaner_;
   std::set<TopicPartition> uncleanable_;
   OffsetCheckpoint cleaner_checkpoint_written_;  // what cleaner-offset-checkpoint holds
+  std::optional<IoFailure> last_create_failure_;
   bool had_clean_shutdown_ = false;
   bool closed_ = false;
 };

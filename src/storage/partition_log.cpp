@@ -1,6 +1,7 @@
 #include "storage/partition_log.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <limits>
 
 #include "base/assert.h"
@@ -101,7 +102,8 @@ Result<std::int64_t, Errc> check_producer_batch(const record::RecordBatchView& b
       return unexpected(from_record_errc(walked.error()));
   }
   if (!timestamps_ok) return unexpected(Errc::kInvalidTimestamp);
-  if (config.cleanup_compact && keyless) return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
+  if (config.cleanup_compact && keyless)
+    return unexpected(Errc::kInvalidRecord);  // "Compacted topic cannot accept message without key"
   return max_timestamp;
 }
 
@@ -475,7 +477,15 @@ Result<ReadResult, Errc> PartitionLog::read(std::int64_t offset, std::int32_t ma
       break;
     }
     if (range->size > 0) {
-      result.slices.push_back(FileSlice{segment.log_file(), range->position, static_cast<std::int32_t>(range->size)});
+      // A handle keeps the descriptor open until the slice is sent. The file cache refuses one
+      // (EMFILE) when every descriptor it may open is held: the read returns what it has, and
+      // the client asks again for the rest.
+      auto handle = segment.log_file()->open_handle();
+      if (!handle) {
+        if (!result.slices.empty() || handle.error().code == EMFILE) break;
+        return unexpected(Errc::kStorageError);
+      }
+      result.slices.push_back(FileSlice{std::move(*handle), range->position, static_cast<std::int32_t>(range->size)});
       result.size_bytes += range->size;
       remaining -= range->size;
       next = range->next_offset;
@@ -948,7 +958,7 @@ Result<void, Errc> PartitionLog::remove() {
   const fs::path parent = dir_.parent_path().empty() ? fs::path(".") : dir_.parent_path();
   const fs::path doomed = parent / delete_dir_name(dir_);
   clean_job_.reset();  // its files go with the directory
-  segments_.clear();  // close our descriptors (readers holding slices keep theirs)
+  segments_.clear();   // close our descriptors (readers holding slices keep theirs)
   pending_deletions_.clear();
   closed_ = true;
   if (!fs_.rename(dir_, doomed) || !fs_.sync_directory(parent)) return unexpected(Errc::kStorageError);

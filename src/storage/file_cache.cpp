@@ -1,0 +1,351 @@
+#include "storage/file_cache.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <limits>
+
+#include "base/assert.h"
+
+namespace weir::storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+thread_local std::optional<IoFailure> last_failure;
+
+std::int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A file that was opened with creation or truncation reopens as an existing file.
+OpenMode reopen_mode_of(OpenMode mode) { return mode == OpenMode::kRead ? OpenMode::kRead : OpenMode::kReadWrite; }
+
+bool out_of_descriptors(IoError e) { return e.code == EMFILE || e.code == ENFILE; }
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ FileCache
+
+std::shared_ptr<FileCache> FileCache::create(FileSystem& base, std::size_t capacity) {
+  return std::shared_ptr<FileCache>(new FileCache(base, capacity));
+}
+
+FileCache::FileCache(FileSystem& base, std::size_t capacity) : base_(base), capacity_(capacity) {
+  WEIR_ASSERT(capacity_ >= 1);
+  stats_.capacity = capacity_;
+}
+
+FileCache::~FileCache() {
+  // Files hold a shared_ptr to the cache, so none is left.
+  WEIR_ASSERT(by_path_.empty() && lru_head_ == nullptr);
+}
+
+std::size_t FileCache::default_capacity() {
+  struct rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::size_t{1} << 20;
+  return std::max<std::size_t>(kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 2));
+}
+
+std::string FileCache::key(const fs::path& path) {
+  std::string k = path.lexically_normal().string();
+  while (k.size() > 1 && k.back() == '/') k.pop_back();
+  return k;
+}
+
+std::optional<IoFailure> FileCache::take_last_failure() { return std::exchange(last_failure, std::nullopt); }
+
+void FileCache::clear_last_failure() { last_failure.reset(); }
+
+void FileCache::fail(std::string_view op, const fs::path& path, IoError error, bool of_file) {
+  last_failure = IoFailure{std::string(op), path, error};
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.failures;
+  }
+  std::lock_guard lock(log_mutex_);
+  if (!failure_lines_.allow(monotonic_ms())) return;
+  // A file's directory is its partition's (segments, indexes, checkpoints).
+  const std::string partition = of_file ? path.parent_path().filename().string() : std::string();
+  log::get("storage")->error("event=storage_io_failed {} {} {} {} dropped_lines={}", log::kv("op", op),
+                             log::kv("partition", partition), log::kv("path", path.string()),
+                             log::kv("error", to_string(error)), failure_lines_.take_dropped());
+}
+
+FileCache::Stats FileCache::stats() const {
+  std::lock_guard lock(mutex_);
+  Stats s = stats_;
+  s.open = open_;
+  return s;
+}
+
+void FileCache::unlink_lru_locked(CachedFile& f) {
+  if (!f.in_lru_) return;
+  f.in_lru_ = false;
+  (f.newer_ != nullptr ? f.newer_->older_ : lru_head_) = f.older_;
+  (f.older_ != nullptr ? f.older_->newer_ : lru_tail_) = f.newer_;
+  f.newer_ = f.older_ = nullptr;
+}
+
+void FileCache::touch_locked(CachedFile& f) {
+  WEIR_ASSERT(f.open_ != nullptr);
+  if (lru_head_ == &f) return;
+  unlink_lru_locked(f);
+  f.older_ = lru_head_;
+  if (lru_head_ != nullptr) lru_head_->newer_ = &f;
+  lru_head_ = &f;
+  if (lru_tail_ == nullptr) lru_tail_ = &f;
+  f.in_lru_ = true;
+}
+
+void FileCache::close_locked(CachedFile& f) {
+  if (f.open_ == nullptr) return;
+  unlink_lru_locked(f);
+  f.open_.reset();  // closes the descriptor unless a handle still holds it
+  --open_;
+}
+
+void FileCache::evict_locked(std::size_t target) {
+  // From the least recently used end; a file in use (an operation or a handle holds its open
+  // File) moves to the front instead, so each file is looked at once.
+  std::size_t looked = open_;
+  CachedFile* f = lru_tail_;
+  while (open_ > target && f != nullptr && looked-- > 0) {
+    CachedFile* newer = f->newer_;
+    if (f->open_.use_count() == 1) {
+      close_locked(*f);
+      ++stats_.evictions;
+    } else {
+      touch_locked(*f);
+    }
+    f = newer;
+  }
+}
+
+IoResult<std::shared_ptr<File>> FileCache::open_base_locked(const std::string& path, OpenMode mode) {
+  auto file = base_.open(path, mode);
+  if (!file && out_of_descriptors(file.error()) && open_ > 0) {
+    evict_locked(open_ / 2);
+    file = base_.open(path, mode);
+  }
+  if (file) ++stats_.opens;
+  return file;
+}
+
+IoResult<std::shared_ptr<File>> FileCache::acquire_locked(CachedFile& f, bool for_handle) {
+  if (f.open_ != nullptr) {
+    touch_locked(f);
+    return f.open_;
+  }
+  if (f.unlinked_) return unexpected(IoError{ENOENT});
+  if (open_ >= capacity_) evict_locked(capacity_ - 1);
+  if (for_handle && open_ >= capacity_) {
+    ++stats_.refused_handles;
+    return unexpected(IoError{EMFILE});
+  }
+  auto file = open_base_locked(f.path_, f.reopen_mode_);
+  if (!file) return unexpected(file.error());
+  // The file as the cache knows it: bytes of a failed append past the logical size go (the next
+  // append would have overwritten them); a file shorter than that was changed behind our back.
+  const std::int64_t size = f.size_.load(std::memory_order_relaxed);
+  if ((*file)->size() < size) return unexpected(IoError{EIO});
+  if ((*file)->size() > size) {
+    if (auto cut = (*file)->truncate(size); !cut) return unexpected(cut.error());
+  }
+  f.open_ = std::move(*file);
+  ++open_;
+  touch_locked(f);
+  return f.open_;
+}
+
+IoResult<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool for_handle) {
+  std::lock_guard lock(mutex_);
+  return acquire_locked(f, for_handle);
+}
+
+void FileCache::forget(CachedFile& f) {
+  std::lock_guard lock(mutex_);
+  close_locked(f);
+  by_path_.erase(f.by_path_it_);
+}
+
+IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode mode) {
+  const std::string k = key(path);
+  std::unique_lock lock(mutex_);
+  if (open_ >= capacity_) evict_locked(capacity_ - 1);
+  auto file = open_base_locked(k, mode);
+  if (!file) {
+    lock.unlock();
+    fail("open", path, file.error(), true);
+    return unexpected(file.error());
+  }
+  auto cached = std::make_shared<CachedFile>(shared_from_this(), k, reopen_mode_of(mode), (*file)->size());
+  cached->open_ = std::move(*file);
+  cached->by_path_it_ = by_path_.emplace(k, cached.get());
+  ++open_;
+  touch_locked(*cached);
+  return std::shared_ptr<File>(std::move(cached));
+}
+
+Status<IoError> FileCache::rename(const fs::path& from, const fs::path& to) {
+  const std::string f = key(from);
+  const std::string t = key(to);
+  std::unique_lock lock(mutex_);
+  if (auto ok = base_.rename(f, t); !ok) {
+    lock.unlock();
+    fail("rename", from, ok.error(), false);
+    return ok;
+  }
+  // Whatever `to` was is gone; what was `from` (or under it, for a directory) is now under `to`.
+  for (auto [it, end] = by_path_.equal_range(t); it != end; ++it) {
+    it->second->unlinked_ = true;
+    if (it->second->open_.use_count() == 1) close_locked(*it->second);
+  }
+  std::vector<CachedFile*> moved;
+  for (auto [it, end] = by_path_.equal_range(f); it != end; ++it) moved.push_back(it->second);
+  const std::string prefix = f + "/";
+  for (auto it = by_path_.lower_bound(prefix); it != by_path_.end() && it->first.starts_with(prefix); ++it) {
+    moved.push_back(it->second);
+  }
+  for (CachedFile* c : moved) {
+    std::string renamed = t + c->path_.substr(f.size());
+    by_path_.erase(c->by_path_it_);
+    c->path_ = renamed;
+    c->by_path_it_ = by_path_.emplace(std::move(renamed), c);
+  }
+  return {};
+}
+
+Status<IoError> FileCache::remove(const fs::path& path) {
+  const std::string k = key(path);
+  std::unique_lock lock(mutex_);
+  if (auto ok = base_.remove(k); !ok) {
+    lock.unlock();
+    if (!ok.error().not_found()) fail("remove", path, ok.error(), false);
+    return ok;
+  }
+  for (auto [it, end] = by_path_.equal_range(k); it != end; ++it) {
+    it->second->unlinked_ = true;
+    if (it->second->open_.use_count() == 1) close_locked(*it->second);
+  }
+  return {};
+}
+
+Status<IoError> FileCache::create_directory(const fs::path& path) {
+  auto ok = base_.create_directory(path);
+  if (!ok) fail("create_directory", path, ok.error(), false);
+  return ok;
+}
+
+IoResult<std::vector<DirEntry>> FileCache::list(const fs::path& dir) {
+  auto entries = base_.list(dir);
+  if (!entries && !entries.error().not_found() && entries.error().code != ENOTDIR)
+    fail("list", dir, entries.error(), false);
+  return entries;
+}
+
+Status<IoError> FileCache::sync_directory(const fs::path& dir) {
+  auto ok = base_.sync_directory(dir);
+  if (!ok) fail("sync_directory", dir, ok.error(), false);
+  return ok;
+}
+
+IoResult<bool> FileCache::exists(const fs::path& path) {
+  auto ok = base_.exists(path);
+  if (!ok) fail("exists", path, ok.error(), false);
+  return ok;
+}
+
+// ----------------------------------------------------------------------------------- CachedFile
+
+CachedFile::CachedFile(std::shared_ptr<FileCache> cache, std::string path, OpenMode reopen_mode,
+                       std::int64_t size) noexcept
+    : cache_(std::move(cache)), size_(size), path_(std::move(path)), reopen_mode_(reopen_mode) {}
+
+CachedFile::~CachedFile() { cache_->forget(*this); }
+
+std::string CachedFile::path() const {
+  std::lock_guard lock(cache_->mutex_);
+  return path_;
+}
+
+// The cache's bookkeeping in a file is the cache's, even through a const file.
+IoResult<std::shared_ptr<File>> CachedFile::use(std::string_view op) const {
+  auto file = cache_->acquire(const_cast<CachedFile&>(*this), false);
+  if (!file) cache_->fail(op, path(), file.error(), true);
+  return file;
+}
+
+IoResult<std::size_t> CachedFile::pread(std::int64_t position, MutableByteSpan out) const {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  auto n = (*file)->pread(position, out);
+  if (!n) cache_->fail("read", path(), n.error(), true);
+  return n;
+}
+
+Status<IoError> CachedFile::append(ByteSpan data) {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  auto ok = (*file)->append(data);
+  if (!ok) {
+    cache_->fail("append", path(), ok.error(), true);
+    return ok;
+  }
+  size_.store((*file)->size(), std::memory_order_relaxed);  // while the file is held
+  return {};
+}
+
+Status<IoError> CachedFile::sync() {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  auto ok = (*file)->sync();
+  if (!ok) cache_->fail("sync", path(), ok.error(), true);
+  return ok;
+}
+
+Status<IoError> CachedFile::truncate(std::int64_t size) {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  auto ok = (*file)->truncate(size);
+  if (!ok) {
+    cache_->fail("truncate", path(), ok.error(), true);
+    return ok;
+  }
+  size_.store(size, std::memory_order_relaxed);
+  return {};
+}
+
+int CachedFile::fd() const noexcept {
+  std::lock_guard lock(cache_->mutex_);
+  return open_ != nullptr ? open_->fd() : -1;
+}
+
+IoResult<std::int64_t> CachedFile::modified_time_ms() const {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  return (*file)->modified_time_ms();
+}
+
+Status<IoError> CachedFile::set_modified_time_ms(std::int64_t time_ms) {
+  auto file = use("open");
+  if (!file) return unexpected(file.error());
+  auto ok = (*file)->set_modified_time_ms(time_ms);
+  if (!ok) cache_->fail("set_modified_time", path(), ok.error(), true);
+  return ok;
+}
+
+IoResult<std::shared_ptr<const File>> CachedFile::open_handle() const {
+  auto file = cache_->acquire(const_cast<CachedFile&>(*this), true);
+  if (!file) {
+    if (file.error().code != EMFILE) cache_->fail("open", path(), file.error(), true);
+    return unexpected(file.error());
+  }
+  return std::shared_ptr<const File>(std::move(*file));
+}
+
+}  // namespace weir::storage

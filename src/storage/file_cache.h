@@ -1,0 +1,172 @@
+// FileCache: a FileSystem over another one that bounds how many descriptors its files hold open,
+// so that descriptors do not grow with partitions x 3 (segments, offset and time indexes).
+//
+// A File opened through the cache remembers its path and logical size and holds a descriptor
+// only while the cache lets it: every operation takes the open file from the cache (opening it
+// again, in its original mode minus creation and truncation, if it was evicted), and when more
+// than `capacity` files are open the least recently used one that nobody is using is closed.
+// A file in use is never closed under its user:
+//
+//   - an operation (pread, append, sync, ...) holds the open file for its duration;
+//   - open_handle() returns the open file underneath, which keeps its descriptor while the handle
+//     lives (a Fetch response sent with sendfile(2) from a network thread); the cache does not
+//     evict a file with a handle outstanding. A handle that would need a descriptor beyond the
+//     capacity, with every open file in use, is refused with EMFILE (the reader then returns
+//     fewer bytes and the client fetches again).
+//
+// Operations may take the cache past its capacity when every open file is in use (briefly: they
+// close again as soon as they are done). An open failing with EMFILE or ENFILE closes idle files
+// and is tried once more. Closing a file that has unsynced writes is safe: fdatasync on a later
+// descriptor of the same file makes them durable (Linux tracks dirty pages and write-back
+// errors per file, not per descriptor).
+//
+// rename() and remove() through the cache keep its files' paths right: a renamed file (or one in
+// a renamed directory) reopens under its new name, a removed or replaced one fails to reopen
+// with ENOENT.
+//
+// Every failed operation writes one `event=storage_io_failed` line with the operation, the path
+// and the errno text, at most kFailureLinesPerSecond a second (bursts of kFailureLineBurst),
+// and is remembered per thread (take_last_failure()) so that a caller that only sees
+// Errc::kStorageError can say what failed.
+//
+// Thread safety: everything is thread-safe (one mutex guards the cache; I/O is done outside it
+// except opening, closing, renaming and removing). The files' own rules are File's: append,
+// truncate and set_modified_time_ms from the owner thread only.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/log.h"
+#include "storage/file.h"
+
+namespace weir::storage {
+
+class CachedFile;
+
+// A failed file-system operation: what, on which path, and the errno.
+struct IoFailure {
+  std::string op;  // "open", "append", "sync", "rename", ...
+  std::filesystem::path path;
+  IoError error;
+};
+
+class FileCache final : public FileSystem, public std::enable_shared_from_this<FileCache> {
+ public:
+  static constexpr double kFailureLinesPerSecond = 5;
+  static constexpr double kFailureLineBurst = 20;
+  // The smallest capacity the default formula gives.
+  static constexpr std::size_t kMinCapacity = 64;
+
+  struct Stats {
+    std::size_t capacity = 0;
+    std::size_t open = 0;         // files holding a descriptor now
+    std::uint64_t opens = 0;      // descriptors opened (first opens and reopens)
+    std::uint64_t evictions = 0;  // descriptors closed to stay within the capacity
+    std::uint64_t refused_handles = 0;
+    std::uint64_t failures = 0;  // failed operations (each logged, rate-limited)
+  };
+
+  // `base` must outlive the cache and every file opened through it. capacity >= 1.
+  [[nodiscard]] static std::shared_ptr<FileCache> create(FileSystem& base, std::size_t capacity);
+  // The default capacity: half the soft RLIMIT_NOFILE (the other half is left for connections
+  // and everything else), at least kMinCapacity.
+  [[nodiscard]] static std::size_t default_capacity();
+
+  ~FileCache() override;
+
+  IoResult<std::shared_ptr<File>> open(const std::filesystem::path& path, OpenMode mode) override;
+  Status<IoError> rename(const std::filesystem::path& from, const std::filesystem::path& to) override;
+  Status<IoError> remove(const std::filesystem::path& path) override;
+  Status<IoError> create_directory(const std::filesystem::path& path) override;
+  IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
+  Status<IoError> sync_directory(const std::filesystem::path& dir) override;
+  IoResult<bool> exists(const std::filesystem::path& path) override;
+
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] FileSystem& base() const noexcept { return base_; }
+
+  // The last failure on the calling thread of an operation of any FileCache, and clears it.
+  [[nodiscard]] static std::optional<IoFailure> take_last_failure();
+  // Forgets the calling thread's last failure (before an operation whose failure is wanted).
+  static void clear_last_failure();
+
+ private:
+  friend class CachedFile;
+  FileCache(FileSystem& base, std::size_t capacity);
+
+  static std::string key(const std::filesystem::path& path);
+  // The open file of f, (re)opening it and evicting as needed. mutex_ held.
+  IoResult<std::shared_ptr<File>> acquire_locked(CachedFile& f, bool for_handle);
+  IoResult<std::shared_ptr<File>> acquire(CachedFile& f, bool for_handle);
+  // Closes idle files, least recently used first, until at most `target` are open. mutex_ held.
+  void evict_locked(std::size_t target);
+  void close_locked(CachedFile& f);
+  void touch_locked(CachedFile& f);
+  void unlink_lru_locked(CachedFile& f);
+  void forget(CachedFile& f);  // f is being destroyed
+  // Opens through base_, closing idle files and retrying once on EMFILE / ENFILE. mutex_ held.
+  IoResult<std::shared_ptr<File>> open_base_locked(const std::string& path, OpenMode mode);
+  // Counts, logs (rate-limited) and remembers a failure; of_file: the path is a file's. mutex_ not held.
+  void fail(std::string_view op, const std::filesystem::path& path, IoError error, bool of_file);
+
+  FileSystem& base_;
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  // Every live file by path (several may share one), for rename() and remove().
+  std::multimap<std::string, CachedFile*> by_path_;
+  // Open files, most recently used first (an intrusive list through CachedFile).
+  CachedFile* lru_head_ = nullptr;
+  CachedFile* lru_tail_ = nullptr;
+  std::size_t open_ = 0;
+  Stats stats_;
+  std::mutex log_mutex_;
+  log::RateLimiter failure_lines_{kFailureLinesPerSecond, kFailureLineBurst};
+};
+
+// A file of a FileCache (see there). Created only by FileCache::open().
+class CachedFile final : public File {
+ public:
+  CachedFile(std::shared_ptr<FileCache> cache, std::string path, OpenMode reopen_mode, std::int64_t size) noexcept;
+  ~CachedFile() override;
+
+  IoResult<std::size_t> pread(std::int64_t position, MutableByteSpan out) const override;
+  Status<IoError> append(ByteSpan data) override;
+  Status<IoError> sync() override;
+  Status<IoError> truncate(std::int64_t size) override;
+  std::int64_t size() const noexcept override { return size_.load(std::memory_order_relaxed); }
+  // The descriptor while the file is open, else -1: it changes when the file is evicted and
+  // reopened (use open_handle() for one that stays valid).
+  int fd() const noexcept override;
+  IoResult<std::int64_t> modified_time_ms() const override;
+  Status<IoError> set_modified_time_ms(std::int64_t time_ms) override;
+  IoResult<std::shared_ptr<const File>> open_handle() const override;
+
+ private:
+  friend class FileCache;
+  IoResult<std::shared_ptr<File>> use(std::string_view op) const;
+  [[nodiscard]] std::string path() const;
+
+  std::shared_ptr<FileCache> cache_;
+  // Logical size: written by the owner thread while it holds the open file, read by a reopen.
+  std::atomic<std::int64_t> size_;
+  // Guarded by cache_->mutex_:
+  std::string path_;
+  OpenMode reopen_mode_;
+  bool unlinked_ = false;
+  std::shared_ptr<File> open_;   // null while closed
+  bool in_lru_ = false;          // exactly while open_ is set
+  CachedFile* newer_ = nullptr;  // LRU neighbours
+  CachedFile* older_ = nullptr;
+  std::multimap<std::string, CachedFile*>::iterator by_path_it_;
+};
+
+}  // namespace weir::storage

@@ -1,0 +1,217 @@
+#include "storage/file_cache.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "storage/fault_file_system.h"
+#include "storage/log_manager.h"
+#include "test_util.h"
+
+namespace weir::storage {
+namespace {
+
+using testing::TempDir;
+
+std::string read_all(const File& f) {
+  std::string out(static_cast<std::size_t>(f.size()), '\0');
+  auto n = f.pread(0, std::as_writable_bytes(std::span(out)));
+  EXPECT_TRUE(n.has_value());
+  if (n) out.resize(*n);
+  return out;
+}
+
+// Whether the process has fd open (fcntl F_GETFD succeeds).
+bool is_open(int fd) { return fd >= 0 && ::fcntl(fd, F_GETFD) != -1; }
+
+class FileCacheTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  FaultInjectingFileSystem base;
+
+  std::shared_ptr<File> create(FileCache& cache, const std::string& name, std::string_view content) {
+    auto f = cache.open(tmp.path() / name, OpenMode::kCreateTruncate);
+    EXPECT_TRUE(f.has_value());
+    EXPECT_TRUE((*f)->append(as_bytes(content)).has_value());
+    return *f;
+  }
+};
+
+TEST_F(FileCacheTest, LeastRecentlyUsedFileIsClosedFirst) {
+  auto cache = FileCache::create(base, 2);
+  auto a = create(*cache, "a", "aaa");
+  auto b = create(*cache, "b", "bbb");
+  EXPECT_EQ(cache->stats().open, 2u);
+  ASSERT_EQ(read_all(*a), "aaa");  // a is now the most recently used
+  auto c = create(*cache, "c", "ccc");
+  EXPECT_EQ(cache->stats().open, 2u);
+  EXPECT_EQ(cache->stats().evictions, 1u);
+  EXPECT_GE(a->fd(), 0);
+  EXPECT_EQ(b->fd(), -1);  // b was the least recently used
+  EXPECT_GE(c->fd(), 0);
+}
+
+TEST_F(FileCacheTest, EvictedFileReopensWithTheSameBytesAndKeepsAppending) {
+  auto cache = FileCache::create(base, 1);
+  auto a = create(*cache, "a", "first ");
+  auto b = create(*cache, "b", "other");
+  ASSERT_EQ(a->fd(), -1);
+  EXPECT_EQ(a->size(), 6);
+  EXPECT_EQ(read_all(*a), "first ");
+  ASSERT_TRUE(a->append(as_bytes(std::string_view("second"))).has_value());
+  ASSERT_TRUE(a->sync().has_value());
+  EXPECT_EQ(read_all(*b), "other");
+  EXPECT_EQ(read_all(*a), "first second");
+  EXPECT_GE(cache->stats().opens, 4u);  // two creations, then reopens
+  EXPECT_EQ(cache->stats().open, 1u);
+}
+
+TEST_F(FileCacheTest, ReferencedDescriptorSurvivesEviction) {
+  auto cache = FileCache::create(base, 1);
+  auto a = create(*cache, "a", "zero-copy bytes");
+  auto handle = a->open_handle();
+  ASSERT_TRUE(handle.has_value());
+  const int fd = (*handle)->fd();
+  // The only slot is held by the handle: another file may still be used (past the capacity) ...
+  auto b = create(*cache, "b", "b");
+  EXPECT_EQ(read_all(*b), "b");
+  // ... but a's descriptor stays open and readable, and b's closes once b is idle again.
+  EXPECT_TRUE(is_open(fd));
+  EXPECT_EQ(a->fd(), fd);
+  std::string out(15, '\0');
+  ASSERT_EQ(::pread(fd, out.data(), out.size(), 0), 15);
+  EXPECT_EQ(out, "zero-copy bytes");
+  // A handle that would need one more descriptor than allowed, all of them held, is refused.
+  auto b_handle = b->open_handle();
+  ASSERT_TRUE(b_handle.has_value());
+  auto c = create(*cache, "c", "c");
+  auto d = create(*cache, "d", "d");  // closes c, the only idle file
+  ASSERT_EQ(c->fd(), -1);
+  auto refused = c->open_handle();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, EMFILE);
+  EXPECT_EQ(cache->stats().refused_handles, 1u);
+  EXPECT_EQ(read_all(*c), "c");  // a plain read still works
+  // Released: the next open evicts down to the capacity and closes a's descriptor.
+  b_handle = unexpected(IoError{0});
+  handle = unexpected(IoError{0});
+  auto e = create(*cache, "e", "e");
+  EXPECT_EQ(cache->stats().open, 1u);
+  EXPECT_EQ(a->fd(), -1);
+  EXPECT_EQ(read_all(*a), "zero-copy bytes");
+}
+
+TEST_F(FileCacheTest, HandleKeepsTheFileReadableAfterTheFileIsGone) {
+  auto cache = FileCache::create(base, 4);
+  auto a = create(*cache, "a", "still here");
+  auto handle = a->open_handle();
+  ASSERT_TRUE(handle.has_value());
+  ASSERT_TRUE(cache->remove(tmp.path() / "a").has_value());
+  a.reset();
+  std::string out(10, '\0');
+  auto n = (*handle)->pread(0, std::as_writable_bytes(std::span(out)));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(out, "still here");
+}
+
+TEST_F(FileCacheTest, RenamedFilesReopenUnderTheirNewNames) {
+  auto cache = FileCache::create(base, 1);
+  ASSERT_TRUE(cache->create_directory(tmp.path() / "dir").has_value());
+  auto a = create(*cache, "dir/a.log", "in a dir");
+  auto b = create(*cache, "b.log", "renamed file");
+  ASSERT_EQ(a->fd(), -1);
+  ASSERT_TRUE(cache->rename(tmp.path() / "dir", tmp.path() / "dir.moved").has_value());
+  ASSERT_TRUE(cache->rename(tmp.path() / "b.log", tmp.path() / "b.log.deleted").has_value());
+  EXPECT_EQ(read_all(*a), "in a dir");  // evicted b
+  EXPECT_EQ(read_all(*b), "renamed file");
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "dir.moved" / "a.log"));
+  // A removed file that was closed cannot come back.
+  ASSERT_TRUE(cache->remove(tmp.path() / "dir.moved" / "a.log").has_value());
+  ASSERT_EQ(a->fd(), -1);
+  std::string one(1, ' ');
+  auto n = a->pread(0, std::as_writable_bytes(std::span(one)));
+  ASSERT_FALSE(n.has_value());
+  EXPECT_TRUE(n.error().not_found());
+}
+
+TEST_F(FileCacheTest, BytesOfAFailedAppendAreCutOffOnReopen) {
+  auto cache = FileCache::create(base, 1);
+  auto a = create(*cache, "a", "kept");
+  base.set_free_bytes(2);
+  ASSERT_FALSE(a->append(as_bytes(std::string_view("lost bytes"))).has_value());  // "lo" reach the file
+  base.set_free_bytes(std::nullopt);
+  EXPECT_EQ(a->size(), 4);
+  auto b = create(*cache, "b", "b");  // evicts a
+  ASSERT_EQ(a->fd(), -1);
+  ASSERT_TRUE(a->append(as_bytes(std::string_view("+more"))).has_value());
+  EXPECT_EQ(read_all(*a), "kept+more");
+  EXPECT_EQ(std::filesystem::file_size(tmp.path() / "a"), 9u);
+}
+
+TEST_F(FileCacheTest, FailureIsRememberedWithItsPathAndErrno) {
+  auto cache = FileCache::create(base, 4);
+  FileCache::clear_last_failure();
+  auto missing = cache->open(tmp.path() / "no" / "such", OpenMode::kRead);
+  ASSERT_FALSE(missing.has_value());
+  auto failure = FileCache::take_last_failure();
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->op, "open");
+  EXPECT_EQ(failure->path, tmp.path() / "no" / "such");
+  EXPECT_EQ(failure->error.code, ENOENT);
+  EXPECT_FALSE(FileCache::take_last_failure().has_value());
+  EXPECT_EQ(cache->stats().failures, 1u);
+}
+
+// Partition logs through the cache: many more files than descriptors, and every byte comes back
+// after evictions and a reopen of the whole directory.
+TEST_F(FileCacheTest, ManyPartitionsShareFewDescriptors) {
+  ManualClock clock;
+  LogManagerOptions options;
+  options.max_open_files = 8;
+  const Uuid id(1, 2);
+  constexpr int kPartitions = 40;
+  {
+    auto manager = LogManager::open(base, tmp.path() / "data", clock, options);
+    ASSERT_TRUE(manager.has_value());
+    for (int p = 0; p < kPartitions; ++p) {
+      auto log = (*manager)->create({"t", p}, id, LogConfig{});
+      ASSERT_TRUE(log.has_value()) << p;
+      auto batch = testing::make_batch(p + 1, clock.wall_ms());
+      ASSERT_TRUE((*log)->append_as_leader(batch, 0).has_value()) << p;
+      EXPECT_LE((*manager)->file_stats().open, options.max_open_files);
+    }
+    for (int p = 0; p < kPartitions; ++p) {
+      auto read = (*manager)->get({"t", p})->read(0, 1 << 20, std::numeric_limits<std::int64_t>::max(), true);
+      ASSERT_TRUE(read.has_value());
+      std::vector<std::uint8_t> bytes;
+      ASSERT_TRUE(read->append_to(bytes).has_value());
+      auto batches = testing::split(bytes);
+      ASSERT_EQ(batches.size(), 1u);
+      EXPECT_EQ(batches[0].last_offset, p);
+    }
+    EXPECT_GT((*manager)->file_stats().evictions, 0u);
+    ASSERT_TRUE((*manager)->close().has_value());
+  }
+  auto manager = LogManager::open(base, tmp.path() / "data", clock, options);
+  ASSERT_TRUE(manager.has_value());
+  EXPECT_LE((*manager)->file_stats().open, options.max_open_files);
+  for (int p = 0; p < kPartitions; ++p) EXPECT_EQ((*manager)->get({"t", p})->log_end_offset(), p + 1);
+}
+
+TEST(FileCacheDefaults, CapacityIsHalfTheSoftDescriptorLimit) {
+  struct rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur == RLIM_INFINITY) {
+    EXPECT_EQ(FileCache::default_capacity(), std::size_t{1} << 20);
+  } else {
+    EXPECT_EQ(FileCache::default_capacity(),
+              std::max<std::size_t>(FileCache::kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 2)));
+  }
+}
+
+}  // namespace
+}  // namespace weir::storage
