@@ -18,6 +18,34 @@
 
 namespace weir::server {
 
+namespace {
+
+// The listeners and their limits. The file descriptor limit is raised to the hard limit first,
+// and max.connections derived from it unless configured.
+net::ServerOptions net_options(const broker::Config& config) {
+  net::ServerOptions so;
+  for (const auto& l : config.listeners) so.listeners.push_back({l.name, l.host, l.port});
+  so.threads = config.cores;
+  so.socket_request_max_bytes = config.socket_request_max_bytes;
+  so.max_inflight_requests_per_connection = config.max_inflight_requests_per_connection;
+  so.socket_send_buffer_bytes = config.socket_send_buffer_bytes;
+  so.socket_receive_buffer_bytes = config.socket_receive_buffer_bytes;
+  const net::FdLimit fds = net::raise_fd_limit();
+  so.max_connections = config.max_connections.value_or(net::default_max_connections(fds.soft));
+  so.max_connections_per_ip = config.max_connections_per_ip;
+  so.max_connections_per_ip_overrides = config.max_connections_per_ip_overrides;
+  so.max_connection_creation_rate = config.max_connection_creation_rate;
+  so.connections_max_idle_ms = config.connections_max_idle_ms;
+  so.partial_request_timeout_ms = config.partial_request_timeout_ms;
+  so.queued_max_request_bytes = config.queued_max_request_bytes;
+  spdlog::info("event=limits {} {} {} {} {}", log::kv("open_files", fds.soft), log::kv("open_files_hard", fds.hard),
+               log::kv("raised", fds.raised), log::kv("max.connections", so.max_connections),
+               log::kv("queued.max.request.bytes", so.queued_max_request_bytes));
+  return so;
+}
+
+}  // namespace
+
 Environment Environment::system() { return Environment{SystemClock::instance(), storage::PosixFileSystem::instance()}; }
 
 std::expected<broker::Config, std::string> load_config(const ServeOptions& options) {
@@ -44,26 +72,7 @@ std::string Server::start() {
   lock_.emplace(std::move(*lock));
 
   broker_ = std::make_unique<broker::Broker>(config_, env_.clock, env_.fs);
-  net::ServerOptions so;
-  for (const auto& l : config_.listeners) so.listeners.push_back({l.name, l.host, l.port});
-  so.threads = config_.cores;
-  so.socket_request_max_bytes = config_.socket_request_max_bytes;
-  so.max_inflight_requests_per_connection = config_.max_inflight_requests_per_connection;
-  so.socket_send_buffer_bytes = config_.socket_send_buffer_bytes;
-  so.socket_receive_buffer_bytes = config_.socket_receive_buffer_bytes;
-  // Connections and request memory: the file descriptor limit raised to the hard limit, and
-  // max.connections derived from it unless configured.
-  const net::FdLimit fds = net::raise_fd_limit();
-  so.max_connections = config_.max_connections.value_or(net::default_max_connections(fds.soft));
-  so.max_connections_per_ip = config_.max_connections_per_ip;
-  so.max_connections_per_ip_overrides = config_.max_connections_per_ip_overrides;
-  so.max_connection_creation_rate = config_.max_connection_creation_rate;
-  so.connections_max_idle_ms = config_.connections_max_idle_ms;
-  so.partial_request_timeout_ms = config_.partial_request_timeout_ms;
-  so.queued_max_request_bytes = config_.queued_max_request_bytes;
-  spdlog::info("event=limits {} {} {} {} {}", log::kv("open_files", fds.soft), log::kv("open_files_hard", fds.hard),
-               log::kv("raised", fds.raised), log::kv("max.connections", so.max_connections),
-               log::kv("queued.max.request.bytes", so.queued_max_request_bytes));
+  net::ServerOptions so = net_options(config_);
   net_ = std::make_unique<net::Server>(so, *broker_);
   broker_->attach(net_->executors());
   // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly

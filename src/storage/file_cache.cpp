@@ -48,7 +48,7 @@ FileCache::~FileCache() {
 std::size_t FileCache::default_capacity() {
   struct rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::size_t{1} << 20;
-  return std::max<std::size_t>(kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 2));
+  return std::max<std::size_t>(kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 8 * 3));
 }
 
 std::string FileCache::key(const fs::path& path) {

@@ -77,8 +77,9 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
 
   // `base` must outlive the cache and every file opened through it. capacity >= 1.
   [[nodiscard]] static std::shared_ptr<FileCache> create(FileSystem& base, std::size_t capacity);
-  // The default capacity: half the soft RLIMIT_NOFILE (the other half is left for connections
-  // and everything else), at least kMinCapacity.
+  // The default capacity: 3/8 of the soft RLIMIT_NOFILE, at least kMinCapacity. Connections
+  // take at most half by default (net::default_max_connections); the last eighth is left for the
+  // metadata log, checkpoints being written, listeners and the event loops.
   [[nodiscard]] static std::size_t default_capacity();
 
   ~FileCache() override;

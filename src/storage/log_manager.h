@@ -56,7 +56,7 @@ struct LogManagerOptions {
   std::function<LogConfig(std::string_view topic)> config_for;
   CleanerConfig cleaner = {};  // log.cleaner.dedupe.buffer.size and its load factor
   // Descriptors the partition logs' files may hold open together (file_cache.h);
-  // 0: FileCache::default_capacity() (half the soft RLIMIT_NOFILE). weir.log.max.open.files.
+  // 0: FileCache::default_capacity() (3/8 of the soft RLIMIT_NOFILE).
   std::size_t max_open_files = 0;
 };
 

@@ -202,14 +202,14 @@ TEST_F(FileCacheTest, ManyPartitionsShareFewDescriptors) {
   for (int p = 0; p < kPartitions; ++p) EXPECT_EQ((*manager)->get({"t", p})->log_end_offset(), p + 1);
 }
 
-TEST(FileCacheDefaults, CapacityIsHalfTheSoftDescriptorLimit) {
+TEST(FileCacheDefaults, CapacityIsThreeEighthsOfTheSoftDescriptorLimit) {
   struct rlimit limit{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
   if (limit.rlim_cur == RLIM_INFINITY) {
     EXPECT_EQ(FileCache::default_capacity(), std::size_t{1} << 20);
   } else {
     EXPECT_EQ(FileCache::default_capacity(),
-              std::max<std::size_t>(FileCache::kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 2)));
+              std::max<std::size_t>(FileCache::kMinCapacity, static_cast<std::size_t>(limit.rlim_cur / 8 * 3)));
   }
 }
 
