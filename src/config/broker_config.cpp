@@ -302,6 +302,13 @@ Status<std::string> BrokerConfig::derive_net_limits() {
                     "max.connections.per.ip.overrides property is set."));
   }
   connections_max_idle_ms = typed_.get_long("connections.max.idle.ms");
+  if (const std::int32_t delay = typed_.get_int("connection.failed.authentication.delay.ms");
+      connections_max_idle_ms >= 0 && delay >= connections_max_idle_ms) {
+    return unexpected(fmt::format(
+        "requirement failed: connection.failed.authentication.delay.ms={} should always be less than "
+        "connections.max.idle.ms={} to prevent failed authentication responses from timing out",
+        delay, connections_max_idle_ms));
+  }
   partial_request_timeout_ms = typed_.get_long("weir.partial.request.timeout.ms");
   const std::int64_t queued = typed_.get_long("queued.max.request.bytes");
   if (queued > 0 && queued < socket_request_max_bytes) {

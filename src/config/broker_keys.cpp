@@ -77,6 +77,8 @@ constexpr KeyDef kBrokerKeys[] = {
      "Connections accepted per second, broker-wide.", M::cluster_wide},
     {"connections.max.idle.ms", T::int64, "600000", no_check(), I::medium,
      "Idle connections are closed after this long."},
+    {"connection.failed.authentication.delay.ms", T::int32, "100", at_least(0), I::low,
+     "Accepted for compatibility (weir has no authentication yet); must stay below connections.max.idle.ms."},
     {"queued.max.request.bytes", T::int64, "-1", no_check(), I::medium,
      "Request bytes read but not yet handled. weir: -1 (or 0) means max(256 MiB, 2 x socket.request.max.bytes) "
      "(Kafka: unlimited)."},

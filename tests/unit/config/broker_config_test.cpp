@@ -192,6 +192,11 @@ TEST(BrokerConfig, ConnectionLimitsFollowKafkasRules) {
   EXPECT_EQ(verdict({"max.connections.per.ip.overrides=a:1,"}).rfind(
                 "Invalid value a:1, for configuration max.connections.per.ip.overrides: ", 0),
             0U);
+  EXPECT_EQ(verdict({"connections.max.idle.ms=100"}),
+            "requirement failed: connection.failed.authentication.delay.ms=100 should always be less than "
+            "connections.max.idle.ms=100 to prevent failed authentication responses from timing out");
+  EXPECT_EQ(verdict({"connections.max.idle.ms=-1"}), "ok");
+  EXPECT_EQ(verdict({"connections.max.idle.ms=101"}), "ok");
   EXPECT_EQ(verdict({"max.connections=-1"}),
             "Invalid value -1 for configuration max.connections: Value must be at least 0");
 }
