@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.kreq import Kreq
 from harness.ports import free_port
+from harness.records import crc32c, varint
 from harness.wire import Reader, Writer, frame, request_header
 
 MIB = 1 << 20
@@ -31,37 +32,6 @@ RETRIABLE = {3, 5, 6}  # a partition not led yet, right after creating the topic
 
 
 # ------------------------------------------------------------------------------ record batches
-def _crc32c_table() -> list[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-
-
 def batch(records_section: bytes, count: int, attributes: int) -> bytes:
     """A RecordBatch v2 from a client (base offset 0, no producer id) around a records section."""
     ts = int(time.time() * 1000)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from harness.kreq import Kreq
+from harness.records import crc32c, varint
 
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 # Answers a restarted broker may give before it leads the partition again (retried: nothing was
@@ -20,37 +21,6 @@ PRODUCE_VERSION = 9
 
 
 # ------------------------------------------------------------------------------ record batches
-def _crc32c_table() -> list[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)  # zigzag
-    out = bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-
-
 def record(offset_delta: int, value: bytes) -> bytes:
     body = (b"\x00" + varint(0) + varint(offset_delta) + varint(-1)  # attributes, ts delta, delta, null key
             + varint(len(value)) + value + varint(0))  # value, no headers
