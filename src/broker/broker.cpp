@@ -595,11 +595,61 @@ std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, 
   return out;
 }
 
+void Broker::prepare_new_topics(std::vector<metadata::MetadataRecord>& records,
+                                protocol::CreateTopicsResponse& response) {
+  std::map<Uuid, std::string> names;
+  for (const auto& r : records) {
+    if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) names[t->topic_id] = t->name;
+  }
+  std::map<Uuid, std::string> failed;  // topic id -> why
+  for (const auto& r : records) {
+    const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
+    if (pr == nullptr || failed.contains(pr->topic_id) || !names.contains(pr->topic_id)) continue;
+    const storage::TopicPartition tp{names[pr->topic_id], pr->partition_id};
+    if (auto ok = logs_->prepare(tp, pr->topic_id); !ok) {
+      const auto& failure = logs_->last_create_failure();
+      failed[pr->topic_id] = fmt::format("cannot create the log directory of {}-{}: {}", tp.topic, tp.partition,
+                                         failure ? to_string(failure->error) : std::string(to_string(ok.error())));
+    }
+  }
+  if (failed.empty()) return;
+  std::set<std::string> failed_names;
+  for (const auto& [id, why] : failed) {
+    const std::string& name = names[id];
+    failed_names.insert(name);
+    spdlog::error("event=create_topic_failed topic={} error=\"{}\"", name, why);
+    for (const auto& r : records) {
+      const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
+      if (pr != nullptr && pr->topic_id == id) logs_->discard_prepared(storage::TopicPartition{name, pr->partition_id});
+    }
+    for (auto& t : response.topics) {
+      if (t.name != name || t.error_code != 0) continue;
+      t.error_code = code(ErrorCode::kKafkaStorageError);
+      t.error_message = fmt::format("Failed to create topic {}: {}", name, why);
+      t.topic_id = Uuid{};
+      t.num_partitions = -1;
+      t.replication_factor = -1;
+      t.configs.reset();
+    }
+  }
+  std::erase_if(records, [&](const metadata::MetadataRecord& r) {
+    if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) return failed.contains(t->topic_id);
+    if (const auto* pr = std::get_if<metadata::PartitionRecord>(&r)) return failed.contains(pr->topic_id);
+    if (const auto* c = std::get_if<metadata::ConfigRecord>(&r)) {
+      return c->resource_type == 2 && failed_names.contains(c->resource_name);
+    }
+    return false;
+  });
+}
+
 void Broker::undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created) {
   for (const auto& p : created) {
     if (auto r = logs_->remove(storage::TopicPartition{topic, p.index}); !r && r.error() != storage::Errc::kNotFound) {
       spdlog::error("event=create_topic_undo_failed topic={} partition={} error=\"{}\"", topic, p.index, r.error());
     }
+  }
+  if (const auto* t = controller_->image().topic(topic)) {
+    for (const auto& p : t->partitions) logs_->discard_prepared(storage::TopicPartition{topic, p.partition_id});
   }
   protocol::DeleteTopicsRequest undo;
   undo.topic_names.push_back(topic);
@@ -702,6 +752,7 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
     Outcome out;
     auto result = controller_->create_topics(req, version, topic_defaults_);
     out.response = std::move(result.response);
+    prepare_new_topics(result.records, out.response);
     if (result.records.empty()) return out;
     if (auto ok = commit(result.records); !ok) {
       spdlog::error("create topics failed error=\"{}\"", ok.error());

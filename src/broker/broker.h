@@ -168,6 +168,10 @@ class Broker final : public net::RequestSink {
   storage::LogConfig log_config_for(std::string_view topic) const;
   // Shard 0 only: creates (or finds) the logs of a topic's partitions.
   std::vector<NewPartition> create_logs(const std::string& topic, std::string* error);
+  // On the controller executor, before a CreateTopics' records are committed: makes each new
+  // topic's partition directories; a topic whose directories cannot all be made is answered
+  // KAFKA_STORAGE_ERROR and its records are dropped, so the metadata never names it.
+  void prepare_new_topics(std::vector<metadata::MetadataRecord>& records, protocol::CreateTopicsResponse& response);
   // On the controller executor, after create_logs failed for a committed topic: removes the
   // logs it created and the topic's metadata records.
   void undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created);

@@ -140,17 +140,10 @@ Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const U
   WEIR_ASSERT(!closed_);
   if (PartitionLog* existing = get(tp)) return existing;
   const fs::path dir = dir_ / to_string(tp);
-  FileCache::clear_last_failure();
   auto existed = fs_.exists(dir);
-  auto make = [&]() -> Result<std::unique_ptr<PartitionLog>, Errc> {
-    if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
-    if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) {
-      return unexpected(ok.error());
-    }
-    if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
-    return PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
-  };
-  auto log = make();
+  if (auto ok = prepare(tp, topic_id); !ok) return unexpected(ok.error());
+  FileCache::clear_last_failure();
+  auto log = PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
   if (!log) {
     const std::optional<IoFailure> failure = FileCache::take_last_failure();
     const bool removed = existed && !*existed && remove_all(fs_, dir).has_value();
@@ -166,6 +159,46 @@ Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const U
   PartitionLog* out = log->get();
   logs_.emplace(tp, Entry{std::move(*log), topic_id});
   return out;
+}
+
+Result<void, Errc> LogManager::prepare(const TopicPartition& tp, const Uuid& topic_id) {
+  WEIR_ASSERT(!closed_);
+  if (get(tp) != nullptr) return {};
+  const fs::path dir = dir_ / to_string(tp);
+  FileCache::clear_last_failure();
+  auto existed = fs_.exists(dir);
+  auto make = [&]() -> Status<Errc> {
+    if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
+    if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) {
+      return unexpected(ok.error());
+    }
+    if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
+    return {};
+  };
+  auto made = make();
+  if (!made) {
+    const std::optional<IoFailure> failure = FileCache::take_last_failure();
+    const bool removed = existed && !*existed && remove_all(fs_, dir).has_value();
+    log::get("storage")->error(
+        "event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
+        log::kv("op", failure ? failure->op : std::string("-")),
+        log::kv("path", failure ? failure->path.string() : dir.string()),
+        log::kv("error", failure ? to_string(failure->error) : std::string(to_string(made.error()))),
+        log::kv("dir_removed", removed));
+    last_create_failure_ = failure;
+    return unexpected(made.error());
+  }
+  return {};
+}
+
+void LogManager::discard_prepared(const TopicPartition& tp) {
+  WEIR_ASSERT(!closed_);
+  if (get(tp) != nullptr) return;
+  const fs::path dir = dir_ / to_string(tp);
+  if (auto ok = remove_all(fs_, dir); !ok && !ok.error().not_found()) {
+    log::get("storage")->warn("event=partition_dir_remove_failed {} {}", log::kv("path", dir.string()),
+                              log::kv("error", to_string(ok.error())));
+  }
 }
 
 Result<void, Errc> LogManager::remove(const TopicPartition& tp) {

@@ -81,6 +81,14 @@ class LogManager {
   // log if there is one. All or nothing: on failure the directory is removed again (if this call
   // made it) and one `event=partition_create_failed` line names the operation, path and errno.
   [[nodiscard]] Result<PartitionLog*, Errc> create(const TopicPartition& tp, const Uuid& topic_id, LogConfig config);
+  // Ahead of the metadata change that creates a partition: its directory and partition.metadata,
+  // made durable, so that a failing or full disk refuses a CreateTopics before anything is
+  // recorded; create() then opens the log there. On failure nothing is left behind and one
+  // `event=partition_create_failed` line is logged. kNotFound-free: an existing log is fine.
+  [[nodiscard]] Result<void, Errc> prepare(const TopicPartition& tp, const Uuid& topic_id);
+  // Removes a directory prepare() made for a partition that was not created after all (no log
+  // is open there).
+  void discard_prepared(const TopicPartition& tp);
   // What made the last failed create() fail, when a file operation did (for error messages).
   [[nodiscard]] const std::optional<IoFailure>& last_create_failure() const noexcept { return last_create_failure_; }
   // Deletes the partition (PartitionLog::remove). kNotFound if there is none.

@@ -76,6 +76,11 @@ def test_full_disk_refuses_writes_keeps_acknowledged_data_and_recovers(weir_fact
     assert len(acked) > 1000 and errors, (len(acked), errors)
     assert set(errors) == {"KAFKA_STORAGE_ERROR"}, errors
     assert b.running
+    # The refused appends are logged with the partition, the file and the errno (rate-limited).
+    failed_appends = [ln for ln in b.log_path.read_text(errors="replace").splitlines()
+                      if "event=storage_io_failed op=append" in ln and f"partition={topic_name}-0 " in ln]
+    assert failed_appends and all('error="No space left on device (errno 28)"' in ln for ln in failed_appends)
+    assert len(failed_appends) < 100
 
     # Every acknowledged record is there, in order, intact; nothing else is.
     assert consume_all(b.bootstrap, topic_name) == acked
