@@ -64,6 +64,8 @@
 #include "protocol/gen/describe_producers_response.h"
 #include "protocol/gen/describe_topic_partitions_request.h"
 #include "protocol/gen/describe_topic_partitions_response.h"
+#include "protocol/gen/write_txn_markers_request.h"
+#include "protocol/gen/write_txn_markers_response.h"
 
 namespace weir::broker {
 
@@ -124,6 +126,7 @@ WEIR_HANDLER(OffsetDelete, 0, 0);
 WEIR_HANDLER(DescribeLogDirs, 1, 5);
 WEIR_HANDLER(DescribeProducers, 0, 0);
 WEIR_HANDLER(DescribeTopicPartitions, 0, 0);
+WEIR_HANDLER(WriteTxnMarkers, 1, 2);
 
 #undef WEIR_HANDLER
 

@@ -17,7 +17,7 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
                                OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
-                               DescribeTopicPartitionsHandler>;
+                               DescribeTopicPartitionsHandler, WriteTxnMarkersHandler>;
 
 struct ServedApi {
   std::int16_t key;
