@@ -16,7 +16,7 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                OffsetForLeaderEpochHandler, FindCoordinatorHandler, JoinGroupHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
-                               OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
+                               OffsetDeleteHandler, TxnOffsetCommitHandler, DescribeLogDirsHandler, DescribeProducersHandler,
                                DescribeTopicPartitionsHandler>;
 
 struct ServedApi {
