@@ -25,6 +25,7 @@ enum class ErrorCode : std::int16_t {
   kRecordListTooLarge = 18,
   kInvalidRequiredAcks = 21,
   kIllegalGeneration = 22,
+  kInvalidGroupId = 24,
   kUnknownMemberId = 25,
   kInvalidSessionTimeout = 26,
   kRebalanceInProgress = 27,

@@ -15,8 +15,8 @@
 #include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/partition_service.h"
+#include "group/offsets_load.h"
 #include "protocol/record/batch_splitter.h"
-#include "protocol/record/compression.h"
 #include "protocol/record/record_batch_builder.h"
 #include "storage/errc.h"
 
@@ -29,10 +29,6 @@ namespace {
 // Decompressed size allowed for one batch of `__consumer_offsets` at load.
 constexpr std::size_t kMaxLoadBatchBytes = 64u << 20;
 constexpr std::int32_t kLoadReadBytes = 1 << 20;
-
-std::span<const std::uint8_t> as_u8(ByteSpan b) {
-  return {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()};
-}
 
 }  // namespace
 
@@ -138,26 +134,12 @@ bool GroupHost::load() {
       if (!next || !*next) break;
       const record::RecordBatchView& batch = **next;
       offset = batch.base_offset() + batch.last_offset_delta() + 1;
-      // Transactional offset commits wait for the transactions layer; markers carry no offsets.
-      if (batch.is_control() || batch.is_transactional()) continue;
-      auto section = record::read_records_section(batch, kMaxLoadBatchBytes);
-      if (!section) {
-        spdlog::warn("skipping an unreadable batch of {}-{} at offset {}: {}", kOffsetsTopic, partition_index_,
-                     batch.base_offset(), record::to_string(section.error()));
-        continue;
-      }
-      auto st = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
-        if (!r.key) return;
-        std::optional<std::span<const std::uint8_t>> value;
-        if (r.value) value = as_u8(*r.value);
-        if (auto replayed = coordinator_->replay(as_u8(*r.key), value); !replayed) {
-          ++skipped;
-        } else {
-          ++records;
-        }
-      });
-      if (!st) {
-        spdlog::warn("skipping a malformed batch of {}-{} at offset {}", kOffsetsTopic, partition_index_,
+      // Transactional offsets replay as pending, and markers commit or abort them.
+      const group::BatchReplay replayed = group::replay_batch(*coordinator_, batch, kMaxLoadBatchBytes);
+      records += replayed.records;
+      skipped += replayed.skipped;
+      if (replayed.unreadable) {
+        spdlog::warn("skipping an unreadable batch of {}-{} at offset {}", kOffsetsTopic, partition_index_,
                      batch.base_offset());
       }
     }
@@ -188,7 +170,16 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
     if (p == nullptr) {
       error = code(ErrorCode::kNotCoordinator);
     } else {
-      record::RecordBatchBuilder builder;
+      record::BatchOptions options;
+      if (effects.transactional) {
+        // A TxnOffsetCommit: the producer's transactional batch, pending until its marker. Kafka's
+        // coordinators write sequence 0 (a producer batch needs one); no sequence is checked.
+        options.producer_id = effects.transactional->producer_id;
+        options.producer_epoch = effects.transactional->producer_epoch;
+        options.base_sequence = 0;
+        options.transactional = true;
+      }
+      record::RecordBatchBuilder builder(options);
       const std::int64_t now = now_ms();
       for (const auto& r : effects.records) {
         const ByteSpan key = std::as_bytes(std::span<const std::uint8_t>(r.key));

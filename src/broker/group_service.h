@@ -5,7 +5,8 @@
 //     the host appends the records the coordinator returned, and the answer comes back once
 //     they are durable (when acks=all writes are, flush.on.acks.all);
 //   - hold(): JoinGroup / SyncGroup, which the coordinator answers later (a GroupWaiter);
-//   - read(): a query that changes nothing (OffsetFetch, DescribeGroups, ListGroups).
+//   - read(): a query that changes nothing (OffsetFetch, DescribeGroups, ListGroups);
+//   - complete_transaction(): a transaction marker reached a partition (pending offsets).
 // A partition without a coordinator (__consumer_offsets not created yet, or not hosted here)
 // is reported to the caller, who answers NOT_COORDINATOR in its API's shape.
 #pragma once
@@ -81,6 +82,19 @@ class GroupService {
       static_assert(std::is_same_v<Response, protocol::SyncGroupResponse>);
       co_return std::move(*waiter->sync);
     }
+  }
+
+  // After a transaction marker of `producer_id` is written to `partition` of __consumer_offsets
+  // (and is durable): that partition's coordinator makes the producer's pending offsets the
+  // committed ones (commit) or drops them (abort). False when the partition has no coordinator
+  // here (its next load replays the marker instead).
+  boost::asio::awaitable<bool> complete_transaction(std::int32_t partition, std::int64_t producer_id, bool commit) {
+    auto op = [producer_id, commit](GroupHost* h) {
+      if (h == nullptr) return false;
+      h->apply(h->coordinator().complete_transaction(producer_id, commit));
+      return true;
+    };
+    co_return co_await broker_.with_group(partition, op);
   }
 
   // op(const coordinator&) -> R; nullopt when the partition has no coordinator.

@@ -1,11 +1,11 @@
 #include "group/coordinator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "base/assert.h"
 #include "protocol/gen/group_metadata_key.h"
@@ -19,10 +19,7 @@ namespace {
 
 namespace p = weir::protocol;
 
-constexpr std::int16_t kOffsetCommitKeyVersion = 1;   // 0 is the legacy spelling of the same key
 constexpr std::int16_t kGroupMetadataKeyVersion = 2;
-constexpr std::int16_t kOffsetCommitValueVersion = 3;
-constexpr std::int16_t kOffsetCommitValueWithExpiryVersion = 1;
 constexpr std::int16_t kGroupMetadataValueVersion = 3;
 constexpr std::int64_t kDisarmed = std::numeric_limits<std::int64_t>::max();
 
@@ -48,15 +45,6 @@ bool iequals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string_view to_string(ReplayError e) {
-  switch (e) {
-    case ReplayError::kMalformedKey: return "malformed key";
-    case ReplayError::kMalformedValue: return "malformed value";
-    case ReplayError::kUnknownKeyVersion: return "unknown key version";
-  }
-  WEIR_UNREACHABLE();
-}
-
 // One JoinGroup request, with the defaults of old versions resolved.
 struct GroupCoordinator::JoinContext {
   RequestHandle handle;
@@ -73,7 +61,7 @@ struct GroupCoordinator::JoinContext {
   }
 };
 
-GroupCoordinator::GroupCoordinator(GroupConfig config) : config_(config) {
+GroupCoordinator::GroupCoordinator(GroupConfig config) : config_(config), offsets_(config.offset_metadata_max_bytes) {
   if (config_.member_id_seed != 0) {
     rng_.seed(config_.member_id_seed);
   } else {
@@ -98,14 +86,9 @@ const ClassicGroup* GroupCoordinator::group(const std::string& group_id) const {
   return it == groups_.end() ? nullptr : it->second.get();
 }
 
-std::optional<CommittedOffset> GroupCoordinator::committed(const std::string& group_id,
-                                                           const std::string& topic,
+std::optional<CommittedOffset> GroupCoordinator::committed(const std::string& group_id, const std::string& topic,
                                                            std::int32_t partition) const {
-  auto g = offsets_.find(group_id);
-  if (g == offsets_.end()) return std::nullopt;
-  auto o = g->second.find({topic, partition});
-  if (o == g->second.end()) return std::nullopt;
-  return o->second;
+  return offsets_.committed(group_id, topic, partition);
 }
 
 // Java's UUID.randomUUID().toString() form: 8-4-4-4-12 lowercase hex, version 4.
@@ -114,8 +97,8 @@ std::string GroupCoordinator::new_member_id(const std::string& prefix) {
   std::uint64_t lo = rng_();
   hi = (hi & ~0xF000ull) | 0x4000ull;
   lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);
-  return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, hi >> 32, (hi >> 16) & 0xFFFF,
-                     hi & 0xFFFF, lo >> 48, lo & 0xFFFF'FFFF'FFFFull);
+  return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF,
+                     lo >> 48, lo & 0xFFFF'FFFF'FFFFull);
 }
 
 Error GroupCoordinator::validate_member(const ClassicGroup& g, const std::string& member_id,
@@ -131,12 +114,13 @@ Error GroupCoordinator::validate_member(const ClassicGroup& g, const std::string
 
 // ---- JoinGroup ------------------------------------------------------------------------------
 
-Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupRequest& req,
-                                     std::int16_t version, const std::string& client_id,
-                                     const std::string& client_host, std::int64_t now_ms) {
+Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupRequest& req, std::int16_t version,
+                                     const std::string& client_id, const std::string& client_host,
+                                     std::int64_t now_ms) {
   Effects fx;
-  JoinContext c{handle, req, version, client_id, client_host, now_ms, {},
-                req.rebalance_timeout_ms == -1 ? req.session_timeout_ms : req.rebalance_timeout_ms};
+  JoinContext c{
+      handle,      req,    version, client_id,
+      client_host, now_ms, {},      req.rebalance_timeout_ms == -1 ? req.session_timeout_ms : req.rebalance_timeout_ms};
   for (const auto& proto : req.protocols) c.protocols.push_back(Protocol{proto.name, proto.metadata});
 
   if (req.group_id.empty()) {
@@ -291,8 +275,8 @@ void GroupCoordinator::join_existing_member(ClassicGroup& g, const JoinContext& 
   }
 }
 
-void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinContext& c,
-                                                std::string member_id, Effects& fx) {
+void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinContext& c, std::string member_id,
+                                                Effects& fx) {
   Member m;
   m.member_id = std::move(member_id);
   m.group_instance_id = c.req.group_instance_id;
@@ -315,12 +299,10 @@ void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinConte
   maybe_prepare_rebalance_or_complete_join(g, c.now_ms, fx);
 }
 
-void GroupCoordinator::update_member_and_rebalance(ClassicGroup& g, Member& m, const JoinContext& c,
-                                                   Effects& fx) {
+void GroupCoordinator::update_member_and_rebalance(ClassicGroup& g, Member& m, const JoinContext& c, Effects& fx) {
   if (m.awaiting_join) {
     // A retried JoinGroup replaces the one still held; the held one must still be answered.
-    fx.joins.push_back({*m.awaiting_join, m.join_version,
-                        join_error(Error::kRebalanceInProgress, m.member_id)});
+    fx.joins.push_back({*m.awaiting_join, m.join_version, join_error(Error::kRebalanceInProgress, m.member_id)});
   }
   m.protocols = c.protocols;
   m.session_timeout_ms = c.req.session_timeout_ms;
@@ -330,8 +312,7 @@ void GroupCoordinator::update_member_and_rebalance(ClassicGroup& g, Member& m, c
   maybe_prepare_rebalance_or_complete_join(g, c.now_ms, fx);
 }
 
-void GroupCoordinator::maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms,
-                                                                Effects& fx) {
+void GroupCoordinator::maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
   if (g.can_rebalance()) {
     prepare_rebalance(g, now_ms, fx);
   } else {
@@ -372,8 +353,7 @@ void GroupCoordinator::prepare_rebalance(ClassicGroup& g, std::int64_t now_ms, E
 
 void GroupCoordinator::maybe_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx) {
   // The initial rebalance of an empty group waits out its delay for more members to arrive.
-  if (g.is(GroupState::kPreparingRebalance) && g.all_members_joined() &&
-      g.previous_state() != GroupState::kEmpty) {
+  if (g.is(GroupState::kPreparingRebalance) && g.all_members_joined() && g.previous_state() != GroupState::kEmpty) {
     complete_join(g, now_ms, fx);
   }
 }
@@ -402,8 +382,7 @@ void GroupCoordinator::complete_join(ClassicGroup& g, std::int64_t now_ms, Effec
   for (const auto& [id, member] : g.members()) {
     Member& m = *g.find(id);
     if (m.awaiting_join) {
-      fx.joins.push_back({*m.awaiting_join, m.join_version,
-                          current_generation_response(g, m, id == g.leader_id())});
+      fx.joins.push_back({*m.awaiting_join, m.join_version, current_generation_response(g, m, id == g.leader_id())});
     }
     m.awaiting_join.reset();
     m.is_new = false;
@@ -413,8 +392,7 @@ void GroupCoordinator::complete_join(ClassicGroup& g, std::int64_t now_ms, Effec
   g.sync_deadline_ms = now_ms + g.rebalance_timeout_ms();
 }
 
-p::JoinGroupResponse GroupCoordinator::current_generation_response(const ClassicGroup& g,
-                                                                   const Member& m,
+p::JoinGroupResponse GroupCoordinator::current_generation_response(const ClassicGroup& g, const Member& m,
                                                                    bool with_members) const {
   p::JoinGroupResponse r;
   r.generation_id = g.generation_id();
@@ -433,8 +411,8 @@ p::JoinGroupResponse GroupCoordinator::current_generation_response(const Classic
   return r;
 }
 
-void GroupCoordinator::remove_member_and_update(ClassicGroup& g, const std::string& member_id,
-                                                std::int64_t now_ms, Effects& fx) {
+void GroupCoordinator::remove_member_and_update(ClassicGroup& g, const std::string& member_id, std::int64_t now_ms,
+                                                Effects& fx) {
   Member* m = g.find(member_id);
   if (m == nullptr) return;
   // Answer what it is waiting on so that a live client rejoins.
@@ -459,8 +437,8 @@ void GroupCoordinator::remove_member_and_update(ClassicGroup& g, const std::stri
 
 // ---- SyncGroup / Heartbeat / LeaveGroup ------------------------------------------------------
 
-Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupRequest& req,
-                                     std::int16_t version, std::int64_t now_ms) {
+Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupRequest& req, std::int16_t version,
+                                     std::int64_t now_ms) {
   Effects fx;
   auto reply = [&](p::SyncGroupResponse r) { fx.syncs.push_back({handle, version, std::move(r)}); };
   if (req.group_id.empty()) return reply(sync_error(Error::kInvalidGroupId)), fx;
@@ -516,8 +494,7 @@ Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupReq
   return fx;
 }
 
-Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatRequest& req,
-                                                        std::int16_t /*version*/,
+Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatRequest& req, std::int16_t /*version*/,
                                                         std::int64_t now_ms) {
   Reply<p::HeartbeatResponse> out;
   auto result = [&](Error e) {
@@ -539,8 +516,8 @@ Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatReques
   return result(Error::kNone);
 }
 
-Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRequest& req,
-                                                           std::int16_t version, std::int64_t now_ms) {
+Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRequest& req, std::int16_t version,
+                                                           std::int64_t now_ms) {
   Reply<p::LeaveGroupResponse> out;
   std::vector<p::LeaveGroupRequest::MemberIdentity> identities = req.members;
   if (version < 3) {
@@ -594,15 +571,18 @@ Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRe
 
 // ---- Offsets --------------------------------------------------------------------------------
 
-Error GroupCoordinator::validate_commit(ClassicGroup& g, const p::OffsetCommitRequest& req) const {
+Error GroupCoordinator::validate_commit(const ClassicGroup& g, const std::string& member_id,
+                                        const std::optional<std::string>& instance_id, std::int32_t generation,
+                                        bool transactional) const {
   if (g.is(GroupState::kDead)) return Error::kCoordinatorNotAvailable;
-  const std::int32_t generation = req.generation_id_or_member_epoch;
   // A standalone consumer (or an admin) commits without membership, only to an empty group.
   if (generation < 0 && g.is(GroupState::kEmpty)) return Error::kNone;
-  if (generation >= 0 || !req.member_id.empty() || req.group_instance_id) {
-    if (Error e = validate_member(g, req.member_id, req.group_instance_id); e != Error::kNone) return e;
+  if (generation >= 0 || !member_id.empty() || instance_id) {
+    if (Error e = validate_member(g, member_id, instance_id); e != Error::kNone) return e;
     if (generation != g.generation_id()) return Error::kIllegalGeneration;
-  } else if (!g.is(GroupState::kEmpty)) {
+  } else if (!transactional && !g.is(GroupState::kEmpty)) {
+    // Without a member (OffsetCommit v0-1, TxnOffsetCommit v0-2 send none) a plain commit needs
+    // an empty group; a transactional one is fenced by its producer epoch instead.
     return Error::kUnknownMemberId;
   }
   // It has the new generation from its JoinGroup response but not yet its assignment.
@@ -610,92 +590,57 @@ Error GroupCoordinator::validate_commit(ClassicGroup& g, const p::OffsetCommitRe
   return Error::kNone;
 }
 
-Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCommitRequest& req,
-                                                               std::int16_t version,
+Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCommitRequest& req, std::int16_t version,
                                                                std::int64_t now_ms) {
   Reply<p::OffsetCommitResponse> out;
   Error group_error = Error::kNone;
   // As Kafka, the empty group id is a valid group here (backwards compatibility; also for
   // OffsetFetch, DescribeGroups and DeleteGroups), unlike for JoinGroup and the rest.
   if (ClassicGroup* g = find_group(req.group_id)) {
-    group_error = validate_commit(*g, req);
+    group_error = validate_commit(*g, req.member_id, req.group_instance_id, req.generation_id_or_member_epoch, false);
   } else if (req.generation_id_or_member_epoch < 0) {
     get_or_create(req.group_id);  // a "simple" group: offsets only
   } else {
     group_error = version >= 9 ? Error::kGroupIdNotFound : Error::kIllegalGeneration;
   }
-  for (const auto& topic : req.topics) {
-    auto& rt = out.response.topics.emplace_back();
-    rt.name = topic.name;
-    rt.topic_id = topic.topic_id;
-    for (const auto& part : topic.partitions) {
-      auto& rp = rt.partitions.emplace_back();
-      rp.partition_index = part.partition_index;
-      Error e = group_error;
-      const std::string metadata = part.committed_metadata.value_or("");
-      if (e == Error::kNone &&
-          metadata.size() > static_cast<std::size_t>(config_.offset_metadata_max_bytes)) {
-        e = Error::kOffsetMetadataTooLarge;
-      }
-      rp.error_code = code(e);
-      if (e != Error::kNone) continue;
-      CommittedOffset o;
-      o.offset = part.committed_offset;
-      o.leader_epoch = part.committed_leader_epoch;
-      o.metadata = metadata;
-      o.commit_timestamp_ms = now_ms;
-      if (version <= 4 && req.retention_time_ms != -1) o.expire_timestamp_ms = now_ms + req.retention_time_ms;
-      out.effects.records.push_back(offset_record(req.group_id, topic.name, part.partition_index, &o));
-      offsets_[req.group_id][{topic.name, part.partition_index}] = std::move(o);
-    }
+  out.response = offsets_.commit(req, version, now_ms, group_error, out.effects.records);
+  return out;
+}
+
+Reply<p::TxnOffsetCommitResponse> GroupCoordinator::txn_offset_commit(const p::TxnOffsetCommitRequest& req,
+                                                                      std::int16_t /*version*/, std::int64_t now_ms) {
+  Reply<p::TxnOffsetCommitResponse> out;
+  Error group_error = Error::kNone;
+  if (const ClassicGroup* g = find_group(req.group_id)) {
+    group_error = validate_commit(*g, req.member_id, req.group_instance_id, req.generation_id, true);
+  } else if (req.generation_id < 0) {
+    get_or_create(req.group_id);  // a "simple" group, as for OffsetCommit
+  } else {
+    group_error = Error::kIllegalGeneration;
+  }
+  out.response = offsets_.commit_transactional(req, now_ms, group_error, out.effects.records);
+  if (!out.effects.records.empty()) {
+    out.effects.transactional = TransactionalBatch{req.producer_id, req.producer_epoch};
   }
   return out;
 }
 
-p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchRequest& req,
-                                                      std::int16_t version) const {
-  using Topics = std::vector<p::OffsetFetchResponse::OffsetFetchResponseTopics>;
-  // Answers one group: the requested partitions (-1 where nothing is committed), or all.
-  auto fetch = [&](const std::string& group_id,
-                   const std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>>& want) {
-    Topics topics;
-    auto it = offsets_.find(group_id);
-    auto add = [&](const std::string& topic, std::int32_t partition, const CommittedOffset* o) {
-      if (topics.empty() || topics.back().name != topic) topics.emplace_back().name = topic;
-      auto& rp = topics.back().partitions.emplace_back();
-      rp.partition_index = partition;
-      rp.committed_offset = o ? o->offset : -1;
-      rp.committed_leader_epoch = o ? o->leader_epoch : -1;
-      rp.metadata = o ? o->metadata : std::string();
-    };
-    if (!want) {
-      if (it != offsets_.end()) {
-        for (const auto& [tp, o] : it->second) add(tp.first, tp.second, &o);
-      }
-      return topics;
-    }
-    for (const auto& [topic, partitions] : *want) {
-      if (partitions.empty()) topics.emplace_back().name = topic;
-      for (std::int32_t partition : partitions) {
-        const CommittedOffset* o = nullptr;
-        if (it != offsets_.end()) {
-          auto found = it->second.find({topic, partition});
-          if (found != it->second.end()) o = &found->second;
-        }
-        add(topic, partition, o);
-      }
-    }
-    return topics;
-  };
+Effects GroupCoordinator::complete_transaction(std::int64_t producer_id, bool commit) {
+  offsets_.end_transaction(producer_id, commit);
+  return {};
+}
 
+p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchRequest& req, std::int16_t version) const {
+  using Wanted = OffsetManager::Wanted;
+  const bool require_stable = version >= 7 && req.require_stable;
   p::OffsetFetchResponse resp;
   if (version < 8) {
-    std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>> want;
+    Wanted want;
     if (req.topics) {
       want.emplace();
       for (const auto& t : *req.topics) want->emplace_back(t.name, t.partition_indexes);
     }
-    for (auto& t : fetch(req.group_id, want)) {
+    for (auto& t : offsets_.fetch(req.group_id, want, require_stable)) {
       auto& rt = resp.topics.emplace_back();
       rt.name = t.name;
       for (auto& part : t.partitions) {
@@ -704,19 +649,20 @@ p::OffsetFetchResponse GroupCoordinator::offset_fetch(const p::OffsetFetchReques
         rp.committed_offset = part.committed_offset;
         rp.committed_leader_epoch = part.committed_leader_epoch;
         rp.metadata = part.metadata;
+        rp.error_code = part.error_code;
       }
     }
     return resp;
   }
   for (const auto& group_req : req.groups) {
-    std::optional<std::vector<std::pair<std::string, std::vector<std::int32_t>>>> want;
+    Wanted want;
     if (group_req.topics) {
       want.emplace();
       for (const auto& t : *group_req.topics) want->emplace_back(t.name, t.partition_indexes);
     }
     auto& rg = resp.groups.emplace_back();
     rg.group_id = group_req.group_id;
-    rg.topics = fetch(group_req.group_id, want);
+    rg.topics = offsets_.fetch(group_req.group_id, want, require_stable);
   }
   return resp;
 }
@@ -766,8 +712,7 @@ bool is_subscribed_to(const ClassicGroup& g, const std::string& topic) {
 }  // namespace
 
 Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDeleteRequest& req,
-                                                               std::int16_t /*version*/,
-                                                               std::int64_t /*now_ms*/) {
+                                                               std::int16_t /*version*/, std::int64_t /*now_ms*/) {
   Reply<p::OffsetDeleteResponse> out;
   ClassicGroup* g = req.group_id.empty() ? nullptr : find_group(req.group_id);
   if (req.group_id.empty()) {
@@ -784,7 +729,6 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
     out.response.error_code = code(Error::kNonEmptyGroup);
     return out;
   }
-  auto it = offsets_.find(req.group_id);
   for (const auto& topic : req.topics) {
     auto& rt = out.response.topics.emplace_back();
     rt.name = topic.name;
@@ -796,22 +740,18 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
         rp.error_code = code(Error::kGroupSubscribedToTopic);
         continue;
       }
-      if (it == offsets_.end()) continue;
-      auto found = it->second.find({topic.name, part.partition_index});
-      if (found == it->second.end()) continue;
-      out.effects.records.push_back(offset_record(req.group_id, topic.name, part.partition_index, nullptr));
-      it->second.erase(found);
+      offsets_.remove(req.group_id, topic.name, part.partition_index, out.effects.records);
     }
   }
-  if (it != offsets_.end() && it->second.empty()) offsets_.erase(it);
   return out;
 }
 
 Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
   Effects fx;
   std::vector<std::string> emptied;
-  for (auto& [group_id, partitions] : offsets_) {
-    ClassicGroup* g = find_group(group_id);
+  std::vector<std::pair<std::string, std::pair<std::string, std::int32_t>>> expired;
+  for (const auto& [group_id, partitions] : offsets_.offsets()) {
+    const ClassicGroup* g = find_group(group_id);
     // The timestamp each offset's retention counts from; nullopt: this group's offsets do not expire now.
     std::optional<std::int64_t> since_state;
     bool by_commit = false;
@@ -830,28 +770,29 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
     } else {
       continue;
     }
-    for (auto it = partitions.begin(); it != partitions.end();) {
-      const auto& [tp, o] = *it;
-      bool expired = false;
-      if (skip_subscribed && is_subscribed_to(*g, tp.first)) {
-        expired = false;
+    std::size_t kept = 0;
+    for (const auto& [tp, o] : partitions) {
+      bool due = false;
+      if (offsets_.has_pending(group_id, tp.first, tp.second)) {
+        due = false;  // as Kafka: an offset a transaction may still replace stays
+      } else if (skip_subscribed && is_subscribed_to(*g, tp.first)) {
+        due = false;
       } else if (o.expire_timestamp_ms >= 0) {
-        expired = now_ms >= o.expire_timestamp_ms;
+        due = now_ms >= o.expire_timestamp_ms;
       } else {
         const std::int64_t base = by_commit ? o.commit_timestamp_ms : *since_state;
-        expired = now_ms - base >= config_.offsets_retention_ms;
+        due = now_ms - base >= config_.offsets_retention_ms;
       }
-      if (!expired) {
-        ++it;
-        continue;
+      if (due) {
+        expired.emplace_back(group_id, tp);
+      } else {
+        ++kept;
       }
-      fx.records.push_back(offset_record(group_id, tp.first, tp.second, nullptr));
-      it = partitions.erase(it);
     }
-    if (partitions.empty()) emptied.push_back(group_id);
+    if (kept == 0 && !offsets_.has_pending(group_id)) emptied.push_back(group_id);
   }
+  for (const auto& [group_id, tp] : expired) offsets_.remove(group_id, tp.first, tp.second, fx.records);
   for (const auto& id : emptied) {
-    offsets_.erase(id);
     ClassicGroup* g = find_group(id);
     if (g == nullptr || !g->is(GroupState::kEmpty)) continue;
     fx.records.push_back(Record{group_key(id), std::nullopt});
@@ -895,8 +836,7 @@ p::DescribeGroupsResponse GroupCoordinator::describe_groups(const p::DescribeGro
   return resp;
 }
 
-p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& req,
-                                                    std::int16_t /*version*/) const {
+p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& req, std::int16_t /*version*/) const {
   p::ListGroupsResponse resp;
   auto wanted = [](const std::vector<std::string>& filter, std::string_view value) {
     return filter.empty() || std::ranges::any_of(filter, [&](const std::string& f) { return iequals(f, value); });
@@ -913,8 +853,7 @@ p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& 
 }
 
 Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGroupsRequest& req,
-                                                               std::int16_t /*version*/,
-                                                               std::int64_t /*now_ms*/) {
+                                                               std::int16_t /*version*/, std::int64_t /*now_ms*/) {
   Reply<p::DeleteGroupsResponse> out;
   for (const std::string& id : req.groups_names) {
     auto& r = out.response.results.emplace_back();
@@ -928,12 +867,7 @@ Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGr
     }
     r.error_code = code(e);
     if (e != Error::kNone) continue;
-    if (auto it = offsets_.find(id); it != offsets_.end()) {
-      for (const auto& [tp, o] : it->second) {
-        out.effects.records.push_back(offset_record(id, tp.first, tp.second, nullptr));
-      }
-      offsets_.erase(it);
-    }
+    offsets_.remove_group(id, out.effects.records);
     out.effects.records.push_back(Record{group_key(id), std::nullopt});
     groups_.erase(id);
   }
@@ -1062,70 +996,27 @@ Record GroupCoordinator::group_metadata_record(const ClassicGroup& g, std::int64
   return rec;
 }
 
-Record GroupCoordinator::offset_record(const std::string& group, const std::string& topic,
-                                       std::int32_t partition, const CommittedOffset* offset) {
-  Record rec;
-  p::Writer kw(rec.key);
-  kw.i16(kOffsetCommitKeyVersion);
-  p::OffsetCommitKey k;
-  k.group = group;
-  k.topic = topic;
-  k.partition = partition;
-  k.encode(kw, 0);
-  if (offset == nullptr) return rec;
-  const std::int16_t version = offset->expire_timestamp_ms >= 0 ? kOffsetCommitValueWithExpiryVersion
-                                                                : kOffsetCommitValueVersion;
-  p::OffsetCommitValue v;
-  v.offset = offset->offset;
-  v.leader_epoch = offset->leader_epoch;
-  v.metadata = offset->metadata;
-  v.commit_timestamp = offset->commit_timestamp_ms;
-  v.expire_timestamp = offset->expire_timestamp_ms;
-  Bytes value;
-  p::Writer vw(value);
-  vw.i16(version);
-  v.encode(vw, version);
-  rec.value = std::move(value);
-  return rec;
-}
-
 Status<ReplayError> GroupCoordinator::replay(std::span<const std::uint8_t> key,
-                                             std::optional<std::span<const std::uint8_t>> value) {
+                                             std::optional<std::span<const std::uint8_t>> value, RecordContext at) {
   p::Reader kr(key);
   const std::int16_t key_version = kr.i16();
   if (!kr.ok()) return unexpected(ReplayError::kMalformedKey);
-  if (key_version == 0 || key_version == 1) return replay_offset(kr, key_version, value);
+  if (key_version == 0 || key_version == 1) {
+    auto group_id = offsets_.replay(kr, value, at);
+    if (!group_id) return unexpected(group_id.error());
+    // Offsets committed without joining make a "simple" group, as in Kafka.
+    if (value) get_or_create(*group_id);
+    return {};
+  }
   if (key_version == kGroupMetadataKeyVersion) return replay_group(kr, value);
   return unexpected(ReplayError::kUnknownKeyVersion);
 }
 
-Status<ReplayError> GroupCoordinator::replay_offset(p::Reader& kr, std::int16_t /*key_version*/,
-                                                    std::optional<std::span<const std::uint8_t>> value) {
-  p::OffsetCommitKey k;
-  k.decode(kr, 0);
-  if (!kr.ok() || kr.remaining() != 0) return unexpected(ReplayError::kMalformedKey);
-  if (!value) {
-    if (auto it = offsets_.find(k.group); it != offsets_.end()) {
-      it->second.erase({k.topic, k.partition});
-      if (it->second.empty()) offsets_.erase(it);
-    }
-    return {};
-  }
-  p::Reader vr(*value);
-  const std::int16_t version = vr.i16();
-  if (!vr.ok() || version < p::OffsetCommitValue::kMinVersion) return unexpected(ReplayError::kMalformedValue);
-  p::OffsetCommitValue v;
-  // Newer versions only add fields; read what this build knows.
-  v.decode(vr, std::min(version, p::OffsetCommitValue::kMaxVersion));
-  if (!vr.ok()) return unexpected(ReplayError::kMalformedValue);
-  CommittedOffset o{v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp};
-  offsets_[k.group][{k.topic, k.partition}] = std::move(o);
-  get_or_create(k.group);
-  return {};
+void GroupCoordinator::replay_end_transaction(std::int64_t producer_id, bool commit) {
+  offsets_.end_transaction(producer_id, commit);
 }
 
-Status<ReplayError> GroupCoordinator::replay_group(p::Reader& kr,
-                                                   std::optional<std::span<const std::uint8_t>> value) {
+Status<ReplayError> GroupCoordinator::replay_group(p::Reader& kr, std::optional<std::span<const std::uint8_t>> value) {
   p::GroupMetadataKey k;
   k.decode(kr, 0);
   if (!kr.ok() || kr.remaining() != 0) return unexpected(ReplayError::kMalformedKey);
@@ -1154,8 +1045,8 @@ Status<ReplayError> GroupCoordinator::replay_group(p::Reader& kr,
   }
   std::optional<std::string> protocol_type;
   if (!v.protocol_type.empty()) protocol_type = v.protocol_type;
-  get_or_create(k.group).restore(std::move(protocol_type), v.generation, v.protocol,
-                                 v.leader.value_or(""), v.current_state_timestamp, std::move(members));
+  get_or_create(k.group).restore(std::move(protocol_type), v.generation, v.protocol, v.leader.value_or(""),
+                                 v.current_state_timestamp, std::move(members));
   groups_.at(k.group)->check_invariants();
   return {};
 }

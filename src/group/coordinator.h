@@ -19,6 +19,10 @@
 //   group metadata  key version 2 (GroupMetadataKey: group)
 //                   value GroupMetadataValue v3
 // replay() accepts key versions 0 and 1 for offsets and 2 for groups, values at any version.
+// A TxnOffsetCommit writes offset records in a transactional batch (the producer's id and epoch,
+// the transactional attribute); the transaction's marker (a control batch, written by the
+// transaction coordinator) later commits or aborts them. Committed offsets live in the
+// OffsetManager (offset_manager.h).
 //
 // Timers are deadlines kept in the state; tick(now_ms) fires those that are due and
 // next_deadline_ms() says when the next one is. The host should tick at that deadline: a late
@@ -48,6 +52,7 @@
 
 #include "base/result.h"
 #include "group/classic_group.h"
+#include "group/offset_manager.h"
 #include "protocol/gen/delete_groups_request.h"
 #include "protocol/gen/delete_groups_response.h"
 #include "protocol/gen/describe_groups_request.h"
@@ -60,54 +65,31 @@
 #include "protocol/gen/leave_group_response.h"
 #include "protocol/gen/list_groups_request.h"
 #include "protocol/gen/list_groups_response.h"
-#include "protocol/gen/offset_delete_request.h"
-#include "protocol/gen/offset_delete_response.h"
 #include "protocol/gen/offset_commit_request.h"
 #include "protocol/gen/offset_commit_response.h"
+#include "protocol/gen/offset_delete_request.h"
+#include "protocol/gen/offset_delete_response.h"
 #include "protocol/gen/offset_fetch_request.h"
 #include "protocol/gen/offset_fetch_response.h"
 #include "protocol/gen/sync_group_request.h"
 #include "protocol/gen/sync_group_response.h"
+#include "protocol/gen/txn_offset_commit_request.h"
+#include "protocol/gen/txn_offset_commit_response.h"
 
 namespace weir::group {
 
-// Kafka error codes this module answers with (the numbers are the protocol's).
-enum class Error : std::int16_t {
-  kNone = 0,
-  kOffsetMetadataTooLarge = 12,
-  kCoordinatorNotAvailable = 15,
-  kIllegalGeneration = 22,
-  kInconsistentGroupProtocol = 23,
-  kInvalidGroupId = 24,
-  kUnknownMemberId = 25,
-  kInvalidSessionTimeout = 26,
-  kRebalanceInProgress = 27,
-  kNonEmptyGroup = 68,
-  kGroupIdNotFound = 69,
-  kMemberIdRequired = 79,
-  kGroupMaxSizeReached = 81,
-  kGroupSubscribedToTopic = 86,
-  kFencedInstanceId = 82,
-};
-[[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
-
 // Broker configs, Kafka's names and defaults.
 struct GroupConfig {
-  std::int32_t min_session_timeout_ms = 6000;           // group.min.session.timeout.ms
-  std::int32_t max_session_timeout_ms = 1'800'000;      // group.max.session.timeout.ms
-  std::int32_t initial_rebalance_delay_ms = 3000;       // group.initial.rebalance.delay.ms
-  std::int32_t max_size = 2'147'483'647;                // group.max.size
-  std::int32_t offset_metadata_max_bytes = 4096;        // offset.metadata.max.bytes
-  std::int32_t new_member_join_timeout_ms = 5 * 60 * 1000;  // Kafka's fixed 5 minutes
+  std::int32_t min_session_timeout_ms = 6000;                     // group.min.session.timeout.ms
+  std::int32_t max_session_timeout_ms = 1'800'000;                // group.max.session.timeout.ms
+  std::int32_t initial_rebalance_delay_ms = 3000;                 // group.initial.rebalance.delay.ms
+  std::int32_t max_size = 2'147'483'647;                          // group.max.size
+  std::int32_t offset_metadata_max_bytes = 4096;                  // offset.metadata.max.bytes
+  std::int32_t new_member_join_timeout_ms = 5 * 60 * 1000;        // Kafka's fixed 5 minutes
   std::int64_t offsets_retention_ms = 7LL * 24 * 60 * 60 * 1000;  // offsets.retention.minutes
   // offsets.retention.check.interval.ms: how often the host calls expire_offsets().
   std::int64_t offsets_retention_check_interval_ms = 600000;
   std::uint64_t member_id_seed = 0;  // seeds the member-id generator (0: random_device)
-};
-
-struct Record {
-  Bytes key;
-  std::optional<Bytes> value;  // nullopt: tombstone
 };
 
 struct JoinReply {
@@ -124,6 +106,8 @@ struct SyncReply {
 
 struct Effects {
   std::vector<Record> records;
+  // Set: `records` are a transactional batch of that producer (TxnOffsetCommit).
+  std::optional<TransactionalBatch> transactional;
   std::vector<JoinReply> joins;
   std::vector<SyncReply> syncs;
 };
@@ -135,46 +119,45 @@ struct Reply {
   Effects effects;
 };
 
-enum class ReplayError { kMalformedKey, kMalformedValue, kUnknownKeyVersion };
-[[nodiscard]] std::string_view to_string(ReplayError e);
-
-struct CommittedOffset {
-  std::int64_t offset = -1;
-  std::int32_t leader_epoch = -1;
-  std::string metadata;
-  std::int64_t commit_timestamp_ms = -1;
-  std::int64_t expire_timestamp_ms = -1;
-};
-
 class GroupCoordinator {
  public:
   explicit GroupCoordinator(GroupConfig config = {});
 
-  Effects join_group(RequestHandle handle, const protocol::JoinGroupRequest& req,
-                     std::int16_t version, const std::string& client_id,
-                     const std::string& client_host, std::int64_t now_ms);
-  Effects sync_group(RequestHandle handle, const protocol::SyncGroupRequest& req,
-                     std::int16_t version, std::int64_t now_ms);
-  Reply<protocol::HeartbeatResponse> heartbeat(const protocol::HeartbeatRequest& req,
-                                               std::int16_t version, std::int64_t now_ms);
-  Reply<protocol::LeaveGroupResponse> leave_group(const protocol::LeaveGroupRequest& req,
-                                                  std::int16_t version, std::int64_t now_ms);
+  Effects join_group(RequestHandle handle, const protocol::JoinGroupRequest& req, std::int16_t version,
+                     const std::string& client_id, const std::string& client_host, std::int64_t now_ms);
+  Effects sync_group(RequestHandle handle, const protocol::SyncGroupRequest& req, std::int16_t version,
+                     std::int64_t now_ms);
+  Reply<protocol::HeartbeatResponse> heartbeat(const protocol::HeartbeatRequest& req, std::int16_t version,
+                                               std::int64_t now_ms);
+  Reply<protocol::LeaveGroupResponse> leave_group(const protocol::LeaveGroupRequest& req, std::int16_t version,
+                                                  std::int64_t now_ms);
   // Topics are by name; the host resolves topic ids (v10) before and after.
-  Reply<protocol::OffsetCommitResponse> offset_commit(const protocol::OffsetCommitRequest& req,
-                                                      std::int16_t version, std::int64_t now_ms);
+  Reply<protocol::OffsetCommitResponse> offset_commit(const protocol::OffsetCommitRequest& req, std::int16_t version,
+                                                      std::int64_t now_ms);
+  // TxnOffsetCommit: checks the group as Kafka does for a transactional commit (v3+ carry the
+  // generation, member id and instance id), then writes the offsets as a transactional batch of
+  // the request's producer (Effects::transactional). They stay pending, invisible to OffsetFetch,
+  // until complete_transaction() for that producer.
+  Reply<protocol::TxnOffsetCommitResponse> txn_offset_commit(const protocol::TxnOffsetCommitRequest& req,
+                                                             std::int16_t version, std::int64_t now_ms);
+  // A transaction marker of `producer_id` was written to this partition: its pending offsets
+  // become the committed ones (commit) or are dropped (abort). Writes no records (the marker is
+  // the record). A producer without pending offsets here is a no-op.
+  Effects complete_transaction(std::int64_t producer_id, bool commit);
+  // require_stable (v7+) answers UNSTABLE_OFFSET_COMMIT for partitions with pending offsets.
   [[nodiscard]] protocol::OffsetFetchResponse offset_fetch(const protocol::OffsetFetchRequest& req,
                                                            std::int16_t version) const;
-  [[nodiscard]] protocol::DescribeGroupsResponse describe_groups(
-      const protocol::DescribeGroupsRequest& req, std::int16_t version) const;
+  [[nodiscard]] protocol::DescribeGroupsResponse describe_groups(const protocol::DescribeGroupsRequest& req,
+                                                                 std::int16_t version) const;
   [[nodiscard]] protocol::ListGroupsResponse list_groups(const protocol::ListGroupsRequest& req,
                                                          std::int16_t version) const;
-  Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req,
-                                                      std::int16_t version, std::int64_t now_ms);
+  Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req, std::int16_t version,
+                                                      std::int64_t now_ms);
 
   // OffsetDelete: removes committed offsets of an empty group, or of topics a consumer-protocol
   // group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise).
-  Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req,
-                                                      std::int16_t version, std::int64_t now_ms);
+  Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req, std::int16_t version,
+                                                      std::int64_t now_ms);
 
   // offsets.retention.minutes, as Kafka's periodic cleanup applies it: offsets of an Empty group
   // expire once the group has been empty that long (or, without a state timestamp, since their
@@ -189,20 +172,24 @@ class GroupCoordinator {
   // The earliest armed deadline, if any.
   [[nodiscard]] std::optional<std::int64_t> next_deadline_ms() const;
 
-  // Applies one `__consumer_offsets` record at load; `value` empty for a tombstone.
-  Status<ReplayError> replay(std::span<const std::uint8_t> key,
-                             std::optional<std::span<const std::uint8_t>> value);
+  // Applies one `__consumer_offsets` record at load; `value` empty for a tombstone. `at` gives
+  // the record's log offset and, for a transactional batch, its producer id (the offset then
+  // stays pending until replay_end_transaction).
+  Status<ReplayError> replay(std::span<const std::uint8_t> key, std::optional<std::span<const std::uint8_t>> value,
+                             RecordContext at = {});
+  // Applies a transaction marker (control batch) of `producer_id` at load.
+  void replay_end_transaction(std::int64_t producer_id, bool commit);
   // Ends loading: arms every restored member's session timer from `now_ms`.
   void finish_replay(std::int64_t now_ms);
 
-  using PartitionOffsets = std::map<std::pair<std::string, std::int32_t>, CommittedOffset>;
+  using PartitionOffsets = OffsetManager::PartitionOffsets;
   // Every group and every group's committed offsets (a group may have offsets and no
   // ClassicGroup: offsets committed without joining), for metrics.
   [[nodiscard]] const std::map<std::string, std::unique_ptr<ClassicGroup>>& groups() const { return groups_; }
-  [[nodiscard]] const std::map<std::string, PartitionOffsets>& offsets() const { return offsets_; }
+  [[nodiscard]] const std::map<std::string, PartitionOffsets>& offsets() const { return offsets_.offsets(); }
+  [[nodiscard]] const OffsetManager& offset_manager() const { return offsets_; }
   [[nodiscard]] const ClassicGroup* group(const std::string& group_id) const;
-  [[nodiscard]] std::optional<CommittedOffset> committed(const std::string& group_id,
-                                                         const std::string& topic,
+  [[nodiscard]] std::optional<CommittedOffset> committed(const std::string& group_id, const std::string& topic,
                                                          std::int32_t partition) const;
 
  private:
@@ -216,41 +203,36 @@ class GroupCoordinator {
   void join_new_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
   void join_existing_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
   void join_new_static_member(ClassicGroup& g, const JoinContext& c, Effects& fx);
-  void add_member_and_rebalance(ClassicGroup& g, const JoinContext& c, std::string member_id,
-                                Effects& fx);
+  void add_member_and_rebalance(ClassicGroup& g, const JoinContext& c, std::string member_id, Effects& fx);
   void update_member_and_rebalance(ClassicGroup& g, Member& m, const JoinContext& c, Effects& fx);
-  void maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms,
-                                                Effects& fx);
+  void maybe_prepare_rebalance_or_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
   void prepare_rebalance(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
   void maybe_complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
   void complete_join(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
-  void remove_member_and_update(ClassicGroup& g, const std::string& member_id,
-                                std::int64_t now_ms, Effects& fx);
+  void remove_member_and_update(ClassicGroup& g, const std::string& member_id, std::int64_t now_ms, Effects& fx);
   void fire_join_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
   void fire_sync_timer(ClassicGroup& g, std::int64_t now_ms, Effects& fx);
 
-  [[nodiscard]] protocol::JoinGroupResponse current_generation_response(
-      const ClassicGroup& g, const Member& m, bool with_members) const;
+  [[nodiscard]] protocol::JoinGroupResponse current_generation_response(const ClassicGroup& g, const Member& m,
+                                                                        bool with_members) const;
   // Kafka's validateMember: UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID, else kNone.
   [[nodiscard]] Error validate_member(const ClassicGroup& g, const std::string& member_id,
                                       const std::optional<std::string>& instance_id) const;
-  [[nodiscard]] Error validate_commit(ClassicGroup& g, const protocol::OffsetCommitRequest& req) const;
+  // Kafka's ClassicGroup.validateOffsetCommit; a transactional commit without a member may
+  // commit to a group that has members.
+  [[nodiscard]] Error validate_commit(const ClassicGroup& g, const std::string& member_id,
+                                      const std::optional<std::string>& instance_id, std::int32_t generation,
+                                      bool transactional) const;
 
   // The `__consumer_offsets` key of a group's metadata record (and of its tombstone).
   [[nodiscard]] static Bytes group_key(const std::string& group_id);
   [[nodiscard]] Record group_metadata_record(const ClassicGroup& g, std::int64_t now_ms) const;
-  [[nodiscard]] static Record offset_record(const std::string& group, const std::string& topic,
-                                            std::int32_t partition, const CommittedOffset* offset);
-
-  Status<ReplayError> replay_offset(protocol::Reader& key_reader, std::int16_t key_version,
-                                    std::optional<std::span<const std::uint8_t>> value);
-  Status<ReplayError> replay_group(protocol::Reader& key_reader,
-                                   std::optional<std::span<const std::uint8_t>> value);
+  Status<ReplayError> replay_group(protocol::Reader& key_reader, std::optional<std::span<const std::uint8_t>> value);
 
   GroupConfig config_;
   std::mt19937_64 rng_;
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
-  std::map<std::string, PartitionOffsets> offsets_;  // group -> (topic, partition) -> offset
+  OffsetManager offsets_;
 };
 
 }  // namespace weir::group

@@ -56,6 +56,8 @@
 #include "protocol/gen/offset_commit_response.h"
 #include "protocol/gen/offset_fetch_request.h"
 #include "protocol/gen/offset_fetch_response.h"
+#include "protocol/gen/txn_offset_commit_request.h"
+#include "protocol/gen/txn_offset_commit_response.h"
 #include "protocol/gen/offset_delete_request.h"
 #include "protocol/gen/offset_delete_response.h"
 #include "protocol/gen/describe_log_dirs_request.h"
@@ -123,6 +125,7 @@ WEIR_HANDLER(DeleteGroups, 0, 2);
 WEIR_HANDLER(OffsetCommit, 2, 10);
 WEIR_HANDLER(OffsetFetch, 1, 10);
 WEIR_HANDLER(OffsetDelete, 0, 0);
+WEIR_HANDLER(TxnOffsetCommit, 0, 4);
 WEIR_HANDLER(DescribeLogDirs, 1, 5);
 WEIR_HANDLER(DescribeProducers, 0, 0);
 WEIR_HANDLER(DescribeTopicPartitions, 0, 0);

@@ -16,8 +16,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                OffsetForLeaderEpochHandler, FindCoordinatorHandler, JoinGroupHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
-                               OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
-                               DescribeTopicPartitionsHandler, WriteTxnMarkersHandler>;
+                               OffsetDeleteHandler, TxnOffsetCommitHandler, DescribeLogDirsHandler,
+                               DescribeProducersHandler, DescribeTopicPartitionsHandler, WriteTxnMarkersHandler>;
 
 struct ServedApi {
   std::int16_t key;
