@@ -8,6 +8,7 @@
 #include <map>
 
 #include "broker/broker.h"
+#include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "broker/partition_service.h"
 
@@ -38,7 +39,7 @@ boost::asio::awaitable<HandlerResult<Response>> WriteTxnMarkersHandler::handle(R
     const MarkerSpec& s = specs[i];
     if (errors[i] != 0 || s.ref.topic != kConsumerOffsetsTopic) continue;
     // The group coordinator materialises or drops the producer's pending offsets of that partition.
-    // LEAD: co_await ctx.broker.groups().complete_transaction(s.ref.partition, s.producer_id, s.commit);
+    (void)co_await ctx.broker.groups().complete_transaction(s.ref.partition, s.producer_id, s.commit);
   }
 
   // One result per producer id (a producer named twice is answered once, as Kafka merges them),
