@@ -17,7 +17,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
                                OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
-                               DescribeTopicPartitionsHandler>;
+                               DescribeTopicPartitionsHandler, AddPartitionsToTxnHandler, AddOffsetsToTxnHandler,
+                               EndTxnHandler, DescribeTransactionsHandler, ListTransactionsHandler>;
 
 struct ServedApi {
   std::int16_t key;
