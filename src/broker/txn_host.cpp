@@ -327,7 +327,8 @@ asio::awaitable<bool> TxnService::ensure_topic() {
   add("compression.type", "uncompressed");
   add("unclean.leader.election.enable", "false");
   add("segment.bytes", std::to_string(segment_bytes_));
-  auto resp = co_await broker_.create_topics(req, 7);
+  const std::int16_t create_version = 7;
+  auto resp = co_await broker_.create_topics(req, create_version);
   for (const auto& r : resp.topics) {
     if (r.error_code != 0 && r.error_code != code(ErrorCode::kTopicAlreadyExists)) {
       spdlog::error("cannot create {} error_code={} message=\"{}\"", kTransactionStateTopic, r.error_code,
