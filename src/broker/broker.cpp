@@ -183,6 +183,7 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   group_config_.offsets_retention_ms = std::int64_t{c.get_int("offsets.retention.minutes")} * 60 * 1000;
   group_config_.offsets_retention_check_interval_ms = c.get_long("offsets.retention.check.interval.ms");
   producer_id_expiration_ms_ = c.get_int("producer.id.expiration.ms");
+  transaction_partition_verification_enable_ = c.get_bool("transaction.partition.verification.enable");
   flush_scheduler_interval_ms_ = std::max<std::int64_t>(1, c.get_long("log.flush.scheduler.interval.ms"));
   checkpoint_interval_ms_ = std::max<std::int64_t>(1, c.get_int("log.flush.offset.checkpoint.interval.ms"));
   start_offset_checkpoint_interval_ms_ =
@@ -201,6 +202,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   partitions_ = std::make_unique<PartitionService>(*shards_);
   groups_ = std::make_unique<GroupService>(*this);
   txns_ = std::make_unique<TxnService>(*this);
+  partitions_->set_verifier(&txns_->verifier());
   compressed_batches_ = std::make_unique<CompressedBatches>(
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
@@ -294,6 +296,7 @@ std::string Broker::start() {
   flusher_ = std::make_unique<storage::Flusher>(fs_);
   flusher_->start();
   partitions_->start(*flusher_, flush_on_acks_all_);
+  partitions_->set_verification_enabled(transaction_partition_verification_enable_);
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;

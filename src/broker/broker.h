@@ -231,6 +231,7 @@ class Broker final : public net::RequestSink {
   std::int64_t checkpoint_interval_ms_ = 60000;               // log.flush.offset.checkpoint.interval.ms
   std::int64_t start_offset_checkpoint_interval_ms_ = 60000;  // log.flush.start.offset.checkpoint.interval.ms
   std::int64_t producer_id_expiration_ms_ = 86400000;                // producer.id.expiration.ms
+  bool transaction_partition_verification_enable_ = true;            // transaction.partition.verification.enable
   std::int64_t producer_id_expiration_check_interval_ms_ = 600000;  // producer.id.expiration.check.interval.ms
   storage::CleanerConfig cleaner_config_;
 };

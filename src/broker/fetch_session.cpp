@@ -65,6 +65,7 @@ struct FetchContext::Session {
     FetchPartitionSpec ask;
     std::int64_t high_watermark = -1;          // as last answered; -1 after an error
     std::int64_t local_log_start_offset = -1;  // as last answered
+    std::int64_t last_stable_offset = -1;      // as last answered
   };
 
   std::int32_t id = 0;
@@ -91,10 +92,11 @@ struct FetchContext::Session {
   }
 
   // False if the partition is already there.
-  bool add(FetchPartitionSpec ask, std::int64_t high_watermark, std::int64_t log_start_offset) {
+  bool add(FetchPartitionSpec ask, std::int64_t high_watermark, std::int64_t log_start_offset,
+           std::int64_t last_stable_offset = -1) {
     SessionKey key = key_of(ask);
     if (index.contains(key)) return false;
-    order.push_back(Cached{std::move(ask), high_watermark, log_start_offset});
+    order.push_back(Cached{std::move(ask), high_watermark, log_start_offset, last_stable_offset});
     index.emplace(std::move(key), std::prev(order.end()));
     return true;
   }
@@ -369,7 +371,7 @@ FetchSessionAnswer FetchSessionCache::create_session(FetchContext& ctx, std::spa
   session->epoch = next_fetch_session_epoch(kInitialFetchSessionEpoch);
   for (const auto& o : outcomes) {
     WEIR_ASSERT(o.index < ctx.partitions_.size(), "fetch outcome {} of {} partitions", o.index, ctx.partitions_.size());
-    session->add(ctx.partitions_[o.index], o.high_watermark, o.log_start_offset);
+    session->add(ctx.partitions_[o.index], o.high_watermark, o.log_start_offset, o.last_stable_offset);
   }
   shard.sessions.emplace(session->id, session);
   shard.touch(*session, now_ms, config_.eviction_ms);
@@ -414,6 +416,11 @@ FetchSessionAnswer FetchSessionCache::answer_incremental(FetchContext& ctx,
     if (c->local_log_start_offset != o.log_start_offset) {
       news = true;
       c->local_log_start_offset = o.log_start_offset;
+    }
+    // A transaction ending moves the last stable offset without new records (read_committed).
+    if (o.last_stable_offset != -1 && c->last_stable_offset != o.last_stable_offset) {
+      news = true;
+      c->last_stable_offset = o.last_stable_offset;
     }
     if (o.error_code != 0) {
       news = true;

@@ -111,6 +111,7 @@ struct FetchPartitionOutcome {
   std::int64_t high_watermark = -1;
   std::int64_t log_start_offset = -1;
   bool has_records = false;
+  std::int64_t last_stable_offset = -1;  // -1: not known (an error); a move is news, as the HW's
 };
 
 struct FetchSessionAnswer {

@@ -1,8 +1,12 @@
 #include "broker/partition.h"
 
+#include <algorithm>
+
+#include "base/assert.h"
 #include "broker/errors.h"
 #include "broker/storage_errors.h"
 #include "protocol/record/batch_splitter.h"
+#include "protocol/record/control_record.h"
 
 namespace weir::broker {
 
@@ -60,22 +64,35 @@ std::shared_ptr<const FileBytes> in_files(storage::ReadResult read) {
 }  // namespace
 
 PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin origin,
-                                   const storage::RecordsSummaries* summaries) {
+                                  const storage::RecordsSummaries* summaries, std::optional<VerificationGuard> guard) {
+  WEIR_ASSERT(origin != AppendOrigin::kMarker, "markers are written by write_marker");
   const bool client = origin == AppendOrigin::kClient;
   std::vector<storage::BatchInfo> infos;
   if (client) {
     // Idempotence: a retried batch is answered with the offsets it was first written at.
     infos = batch_infos(batches);
     auto check = producers().check(infos);
+    if (check.outcome == storage::ProducerCheck::kDuplicate) {
+      PartitionAppend o;
+      o.base_offset = check.duplicate->first_offset;
+      o.log_start_offset = log_->log_start_offset();
+      return o;
+    }
+    // KIP-890: a transactional batch opens a transaction here only once verified, with the
+    // guard still current (a marker in between cleared it: the transaction it was verified for
+    // is over).
+    if (guard) {
+      for (const storage::BatchInfo& b : infos) {
+        if (!b.transactional || producers().has_ongoing_transaction(b.producer_id, b.epoch)) continue;
+        if (*guard == 0 || verification_guard(b.producer_id) != *guard) {
+          return failed_append(ErrorCode::kInvalidTxnState);
+        }
+      }
+    }
     switch (check.outcome) {
       case storage::ProducerCheck::kOk:
+      case storage::ProducerCheck::kDuplicate:
         break;
-      case storage::ProducerCheck::kDuplicate: {
-        PartitionAppend o;
-        o.base_offset = check.duplicate->first_offset;
-        o.log_start_offset = log_->log_start_offset();
-        return o;
-      }
       case storage::ProducerCheck::kInvalidProducerEpoch:
         return failed_append(ErrorCode::kInvalidProducerEpoch);
       case storage::ProducerCheck::kOutOfOrderSequence:
@@ -94,8 +111,12 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
     // log after a restart sees them.
     producers().update(batch_infos(batches), appended->first_offset);
     std::uint64_t messages = 0;
-    for (const auto& b : infos) messages += static_cast<std::uint64_t>(b.record_count);
+    for (const auto& b : infos) {
+      messages += static_cast<std::uint64_t>(b.record_count);
+      if (b.transactional) clear_verification(b.producer_id);  // the transaction is open now
+    }
     count_produced(batches.size(), messages);
+    sync_first_unstable_offset();
   }
   advance_high_watermark();
   PartitionAppend o;
@@ -108,15 +129,97 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
   return o;
 }
 
+PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t producer_epoch,
+                                        std::int32_t coordinator_epoch, bool commit) {
+  switch (producers().check_marker(producer_id, producer_epoch, coordinator_epoch)) {
+    case storage::MarkerCheck::kOk:
+      break;
+    case storage::MarkerCheck::kInvalidProducerEpoch:
+      return failed_append(ErrorCode::kInvalidProducerEpoch);
+    case storage::MarkerCheck::kCoordinatorFenced:
+      return failed_append(ErrorCode::kTransactionCoordinatorFenced);
+  }
+  const std::int64_t now_ms = log_->clock().wall_ms();
+  const std::vector<std::byte> batch = record::build_end_txn_marker_batch({
+      .producer_id = producer_id,
+      .producer_epoch = producer_epoch,
+      .coordinator_epoch = coordinator_epoch,
+      .commit = commit,
+      .timestamp_ms = now_ms,
+      .base_offset = log_->log_end_offset(),
+      .partition_leader_epoch = leader_epoch_,
+  });
+  auto appended = log_->append_with_offsets(batch);
+  if (!appended) {
+    PartitionAppend o = failed_append(storage_error_code(appended.error()));
+    o.error_message = std::string(storage::to_string(appended.error()));
+    o.storage_error = appended.error();
+    return o;
+  }
+  const std::int64_t marker_offset = appended->first_offset;
+  const std::optional<storage::CompletedTxn> done =
+      producers().end_transaction(producer_id, producer_epoch, coordinator_epoch, commit, marker_offset, now_ms);
+  clear_verification(producer_id);
+  sync_first_unstable_offset();
+  PartitionAppend o;
+  if (done && done->aborted) {
+    // Fetches at read_committed learn of the aborted data from the .txnindex.
+    if (auto ok = log_->append_aborted_transaction(
+            {done->producer_id, done->first_offset, done->last_offset, done->last_stable_offset});
+        !ok) {
+      o.error = code(storage_error_code(ok.error()));
+      o.error_message = std::string(storage::to_string(ok.error()));
+      o.storage_error = ok.error();
+    }
+  }
+  advance_high_watermark();
+  o.base_offset = marker_offset;
+  o.end_offset = marker_offset + 1;
+  o.log_start_offset = appended->log_start_offset;
+  o.appended = true;
+  o.flush_due = log_->unflushed_messages() >= log_->config().flush_messages;
+  return o;
+}
+
+std::int64_t Partition::last_stable_offset() const {
+  const std::int64_t hw = high_watermark();
+  const std::optional<std::int64_t> first = producer_state_->table().first_unstable_offset();
+  if (!first) return hw;
+  return std::min(hw, std::max(*first, log_->log_start_offset()));
+}
+
+void Partition::sync_first_unstable_offset() { log_->set_first_unstable_offset(producers().first_unstable_offset()); }
+
+VerificationGuard Partition::start_verification(std::span<const std::byte> batches) {
+  for (const storage::BatchInfo& b : batch_infos(batches)) {
+    if (!b.transactional || b.producer_id < 0) continue;
+    if (producers().has_ongoing_transaction(b.producer_id, b.epoch)) return 0;
+    auto [it, created] = verification_guards_.try_emplace(b.producer_id, next_guard_);
+    if (created) ++next_guard_;
+    return it->second;
+  }
+  return 0;
+}
+
+VerificationGuard Partition::verification_guard(std::int64_t producer_id) const {
+  auto it = verification_guards_.find(producer_id);
+  return it == verification_guards_.end() ? 0 : it->second;
+}
+
 void Partition::advance_high_watermark() {
   log_->update_high_watermark(log_->log_end_offset());
   notify_watchers();
 }
 
 void Partition::notify_watchers() {
-  auto w = std::move(watchers_);
-  watchers_.clear();
-  for (auto& f : w) f();
+  // Each watcher waits for its bound to pass its offset; the others keep waiting.
+  std::vector<Watcher> due;
+  std::erase_if(watchers_, [&](Watcher& w) {
+    if (bound_offset(w.bound) <= w.offset) return false;
+    due.push_back(std::move(w));
+    return true;
+  });
+  for (auto& w : due) w.on_data();
 }
 
 std::int16_t Partition::leader_epoch_error(std::int32_t current_leader_epoch) const {
@@ -131,24 +234,30 @@ PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes,
   r.high_watermark = high_watermark();
   r.log_start_offset = log_->log_start_offset();
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return failed_read(e);
-  std::int64_t max_offset = r.high_watermark;
-  switch (bound) {
-    case ReadBound::kHighWatermark:
-      max_offset = r.high_watermark;
-      break;
-  }
+  r.last_stable_offset = last_stable_offset();
+  const std::int64_t max_offset = bound == ReadBound::kLastStable ? r.last_stable_offset : r.high_watermark;
   auto read = log_->read(fetch_offset, max_bytes, max_offset, min_one_batch);
   if (!read) return failed_read(code(storage_error_code(read.error())));
+  if (bound == ReadBound::kLastStable) {
+    // The aborted transactions overlapping the data returned (Kafka's collectAbortedTxns).
+    r.aborted.emplace();
+    if (read->size_bytes > 0) {
+      auto aborted = log_->collect_aborted_transactions(fetch_offset, read->next_offset);
+      if (!aborted) return failed_read(code(storage_error_code(aborted.error())));
+      r.aborted = std::move(*aborted);
+    }
+  }
   if (read->size_bytes > 0) r.records = in_files(std::move(*read));
   count_fetched(static_cast<std::size_t>(r.size()));  // bytes read for a fetch (a long-poll re-read counts again)
   return r;
 }
 
-OffsetLookup Partition::lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch) const {
+OffsetLookup Partition::lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch,
+                                      ReadBound bound) const {
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return refused<OffsetLookup>(e);
   OffsetLookup r;
   if (timestamp == kLatest) {
-    r.offset = high_watermark();
+    r.offset = bound_offset(bound);
     r.leader_epoch = leader_epoch_;
   } else if (timestamp == kEarliest || timestamp == kEarliestLocal) {
     r.offset = log_->log_start_offset();

@@ -13,6 +13,8 @@
 #include "base/assert.h"
 #include "broker/async.h"
 #include "broker/errors.h"
+#include "broker/txn_verifier.h"
+#include "protocol/record/batch_splitter.h"
 #include "storage/flusher.h"
 
 namespace weir::broker {
@@ -20,6 +22,8 @@ namespace weir::broker {
 namespace asio = boost::asio;
 
 namespace {
+
+constexpr std::int16_t kProducerFenced = 90;  // PRODUCER_FENCED, which the coordinator may answer
 
 template <class R>
 R unknown_partition() {
@@ -43,6 +47,49 @@ asio::awaitable<std::vector<R>> on_owners(const PartitionService& service, Shard
     });
   }
   co_return co_await fan.run();
+}
+
+// The producer of a request's transactional batches (Produce carries one producer's batches).
+struct ProducerOf {
+  std::int64_t id = -1;
+  std::int16_t epoch = -1;
+};
+
+std::optional<ProducerOf> transactional_producer(const std::vector<ProduceSpec>& specs) {
+  for (const ProduceSpec& s : specs) {
+    record::BatchSplitter splitter(s.batches);
+    auto first = splitter.next();
+    if (!first || !*first) continue;
+    const auto& b = **first;
+    if (b.is_transactional() && b.has_producer_id()) return ProducerOf{b.producer_id(), b.producer_epoch()};
+  }
+  return std::nullopt;
+}
+
+// What a Produce of `version` answers for a partition the coordinator did not verify (Kafka's
+// ReplicaManager and AddPartitionsToTxnManager): not in the transaction is INVALID_TXN_STATE
+// through v10 and TRANSACTION_ABORTABLE from v11; coordinator trouble becomes the retriable
+// NOT_ENOUGH_REPLICAS, which older clients retry without a metadata refresh.
+std::pair<std::int16_t, std::string> verification_error(std::int16_t error, std::int16_t version) {
+  const auto is = [error](ErrorCode e) { return error == code(e); };
+  if (is(ErrorCode::kInvalidTxnState) || is(ErrorCode::kTransactionAbortable)) {
+    if (version > 10) return {code(ErrorCode::kTransactionAbortable), {}};
+    return {code(ErrorCode::kInvalidTxnState), "Partition was not added to the transaction"};
+  }
+  if (error == kProducerFenced) return {code(ErrorCode::kInvalidProducerEpoch), {}};
+  const char* underlying = nullptr;
+  if (is(ErrorCode::kNetworkException)) underlying = "NETWORK_EXCEPTION";
+  if (is(ErrorCode::kCoordinatorLoadInProgress)) underlying = "COORDINATOR_LOAD_IN_PROGRESS";
+  if (is(ErrorCode::kCoordinatorNotAvailable)) underlying = "COORDINATOR_NOT_AVAILABLE";
+  if (is(ErrorCode::kNotCoordinator)) underlying = "NOT_COORDINATOR";
+  // Produce v12+ (transaction version 2) clients retry CONCURRENT_TRANSACTIONS themselves.
+  if (is(ErrorCode::kConcurrentTransactions) && version < 12) underlying = "CONCURRENT_TRANSACTIONS";
+  if (underlying != nullptr) {
+    return {code(ErrorCode::kNotEnoughReplicas),
+            std::string("Unable to verify the partition has been added to the transaction. Underlying error: ") +
+                underlying};
+  }
+  return {error, {}};
 }
 
 PartitionRead failed_read(std::int16_t error) {
@@ -105,7 +152,7 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
 // set, while the other partitions' watches are still being set), and a cancel would then be
 // lost and the fetch would sleep to its deadline.
 asio::awaitable<void> wait_for_data(const PartitionService& service, ShardSet& shards,
-                                    const std::vector<FetchSpec>& specs,
+                                    const std::vector<FetchSpec>& specs, ReadBound bound,
                                     std::chrono::steady_clock::time_point deadline) {
   auto ex = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(ex);
@@ -114,15 +161,16 @@ asio::awaitable<void> wait_for_data(const PartitionService& service, ShardSet& s
   FanOut<bool> watch;
   for (const FetchSpec& s : specs) {
     const std::size_t shard = shards.owner(s.ref.topic, s.ref.partition);
-    watch.add(shards.executor(shard), [&service, shard, &s, timer, ex, wake]() {
+    watch.add(shards.executor(shard), [&service, shard, &s, timer, ex, wake, bound]() {
       Partition* p = service.local(shard, s.ref);
       if (p == nullptr) return false;
-      if (p->high_watermark() > s.fetch_offset) {
+      // read_committed waits for the last stable offset, read_uncommitted for the high watermark.
+      if (p->bound_offset(bound) > s.fetch_offset) {
         asio::post(ex, [timer, wake]() { wake(*timer); });
         return true;
       }
       std::weak_ptr<asio::steady_timer> weak = timer;
-      p->watch([weak, ex, wake]() {
+      p->watch(bound, s.fetch_offset, [weak, ex, wake]() {
         asio::post(ex, [weak, wake]() {
           if (auto t = weak.lock()) wake(*t);
         });
@@ -147,14 +195,66 @@ void PartitionService::start(storage::Flusher& flusher, bool durable_acks_all) {
 void PartitionService::stop() { flusher_ = nullptr; }
 
 asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vector<ProduceSpec> specs, Acks acks) {
+  ProduceTxn none;
+  co_return co_await append(std::move(specs), acks, std::move(none));
+}
+
+asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vector<ProduceSpec> specs, Acks acks,
+                                                                       ProduceTxn txn) {
+  // KIP-890: verification guards for the partitions where this producer has no open
+  // transaction, then one question to the coordinator for all of them.
+  const bool verifying = verification_enabled_ && verifier_ != nullptr && txn.transactional_id.has_value();
+  std::vector<std::optional<VerificationGuard>> guards(specs.size());
+  std::vector<PartitionAppend> refused(specs.size());
+  if (verifying) {
+    const std::optional<ProducerOf> producer = transactional_producer(specs);
+    if (producer) {
+      FanOut<VerificationGuard> started;
+      for (const ProduceSpec& s : specs) {
+        const std::size_t shard = shards_.owner(s.ref.topic, s.ref.partition);
+        started.add(shards_.executor(shard), [this, shard, &s]() -> VerificationGuard {
+          Partition* p = local(shard, s.ref);
+          return p == nullptr ? 0 : p->start_verification(s.batches);
+        });
+      }
+      const std::vector<VerificationGuard> created = co_await started.run();
+      std::vector<PartitionRef> to_verify;
+      std::vector<std::size_t> verified_specs;
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        guards[i] = created[i];
+        if (created[i] != 0) {
+          to_verify.push_back(specs[i].ref);
+          verified_specs.push_back(i);
+        }
+      }
+      if (!to_verify.empty()) {
+        std::string id = *txn.transactional_id;
+        const std::vector<std::int16_t> errors =
+            co_await verifier_->verify(std::move(id), producer->id, producer->epoch, std::move(to_verify));
+        WEIR_ASSERT(errors.size() == verified_specs.size(), "the verifier answers every partition");
+        for (std::size_t k = 0; k < verified_specs.size(); ++k) {
+          if (errors[k] == 0) continue;
+          auto [error, message] = verification_error(errors[k], txn.version);
+          refused[verified_specs[k]].error = error;
+          refused[verified_specs[k]].error_message = std::move(message);
+        }
+      }
+    }
+  }
   const bool durable = acks == Acks::kAll && durable_acks_all_;
   FanOut<PartitionAppend> fan;
-  for (const ProduceSpec& s : specs) {
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const ProduceSpec& s = specs[i];
     const std::size_t shard = shards_.owner(s.ref.topic, s.ref.partition);
-    fan.add_async(shards_.executor(shard), [this, shard, &s, durable](FanOut<PartitionAppend>::Done done) {
+    if (refused[i].error != 0) {
+      fan.add(shards_.executor(shard), [o = std::move(refused[i])]() { return o; });
+      continue;
+    }
+    const std::optional<VerificationGuard> guard = verifying ? std::optional(guards[i].value_or(0)) : std::nullopt;
+    fan.add_async(shards_.executor(shard), [this, shard, &s, durable, guard](FanOut<PartitionAppend>::Done done) {
       Partition* p = local(shard, s.ref);
       if (p == nullptr) return done(unknown_partition<PartitionAppend>());
-      PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries);
+      PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries, guard);
       if (!o.appended || !(durable || o.flush_due)) return done(std::move(o));
       const std::int64_t end_offset = o.end_offset;
       await_ack(shard, s.ref, *p, end_offset, [o = std::move(o), done = std::move(done)](std::int16_t error) mutable {
@@ -164,6 +264,24 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
         }
         done(std::move(o));
       });
+    });
+  }
+  co_return co_await fan.run();
+}
+
+asio::awaitable<std::vector<std::int16_t>> PartitionService::write_markers(std::vector<MarkerSpec> specs) {
+  FanOut<std::int16_t> fan;
+  for (const MarkerSpec& s : specs) {
+    const std::size_t shard = shards_.owner(s.ref.topic, s.ref.partition);
+    fan.add_async(shards_.executor(shard), [this, shard, &s](FanOut<std::int16_t>::Done done) {
+      Partition* p = local(shard, s.ref);
+      if (p == nullptr) return done(code(ErrorCode::kUnknownTopicOrPartition));
+      const PartitionAppend o = p->write_marker(s.producer_id, s.producer_epoch, s.coordinator_epoch, s.commit);
+      // Markers are written acks=all: answered once durable (or at once without flush.on.acks.all).
+      if (!o.appended || !(durable_acks_all_ || o.flush_due)) return done(o.error);
+      const std::int16_t written = o.error;
+      await_ack(shard, s.ref, *p, o.end_offset,
+                [written, done = std::move(done)](std::int16_t error) mutable { done(error != 0 ? error : written); });
     });
   }
   co_return co_await fan.run();
@@ -227,13 +345,13 @@ asio::awaitable<std::vector<PartitionRead>> PartitionService::fetch(const FetchL
         std::chrono::steady_clock::now() >= deadline) {
       co_return std::move(round.reads);
     }
-    co_await wait_for_data(*this, shards_, specs, deadline);
+    co_await wait_for_data(*this, shards_, specs, limits.bound, deadline);
   }
 }
 
 asio::awaitable<std::vector<OffsetLookup>> PartitionService::list_offsets(const std::vector<OffsetQuery>& queries) {
   co_return co_await on_owners<OffsetLookup>(*this, shards_, queries, [](Partition& p, const OffsetQuery& q) {
-    return p.lookup_offset(q.timestamp, q.current_leader_epoch);
+    return p.lookup_offset(q.timestamp, q.current_leader_epoch, q.bound);
   });
 }
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -37,6 +38,8 @@ class Flusher;
 
 namespace weir::broker {
 
+class TxnVerifier;
+
 // A partition as a request names it.
 struct PartitionRef {
   std::string topic;
@@ -48,6 +51,24 @@ struct ProduceSpec {
   PartitionRef ref;
   std::span<std::byte> batches;
   const storage::RecordsSummaries* summaries = nullptr;  // see Partition::append
+};
+
+// The transaction side of a Produce request, for KIP-890 verification: the request's
+// transactional.id (null for an idempotent producer) and its version (which decides the error
+// an unverified partition gets: INVALID_TXN_STATE through v10, TRANSACTION_ABORTABLE from v11).
+struct ProduceTxn {
+  std::optional<std::string> transactional_id;
+  std::int16_t version = 0;
+};
+
+// One transaction marker to write (WriteTxnMarkers, or the coordinator completing a
+// transaction): a COMMIT or ABORT control batch for the producer on the partition.
+struct MarkerSpec {
+  PartitionRef ref;
+  std::int64_t producer_id = -1;
+  std::int16_t producer_epoch = -1;
+  std::int32_t coordinator_epoch = -1;
+  bool commit = false;
 };
 
 // Produce's acks: 0 and 1 answer after the append, kAll after the acknowledgement.
@@ -74,6 +95,7 @@ struct OffsetQuery {
   PartitionRef ref;
   std::int64_t timestamp = -1;
   std::int32_t current_leader_epoch = -1;
+  ReadBound bound = ReadBound::kHighWatermark;  // latest: the LSO at isolation_level 1
 };
 
 struct DeleteRecordsSpec {
@@ -100,8 +122,20 @@ class PartitionService {
   void stop();
 
   // Appends each partition's batches on its owner shard; answers in spec order once each append
-  // is acknowledged as `acks` asks (and once flushed when past flush.messages).
+  // is acknowledged as `acks` asks (and once flushed when past flush.messages). Transactional
+  // batches of a producer without an open transaction on a partition are verified first (the
+  // verifier, when there is one), and refused with the error txn.version maps the coordinator's
+  // answer to.
   boost::asio::awaitable<std::vector<PartitionAppend>> append(std::vector<ProduceSpec> specs, Acks acks);
+  boost::asio::awaitable<std::vector<PartitionAppend>> append(std::vector<ProduceSpec> specs, Acks acks,
+                                                              ProduceTxn txn);
+  // Writes each marker on its partition's owner shard (Partition::write_marker); answers one
+  // Kafka error code per spec, in order, once each marker is durable (as acks=all).
+  boost::asio::awaitable<std::vector<std::int16_t>> write_markers(std::vector<MarkerSpec> specs);
+  // KIP-890: who verifies transactional produces (null: nothing is verified). Set before serving.
+  void set_verifier(TxnVerifier* verifier) { verifier_ = verifier; }
+  // transaction.partition.verification.enable (on by default, as Kafka).
+  void set_verification_enabled(bool on) { verification_enabled_ = on; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
   // max_wait_ms passes, woken by the high watermark of a watched partition moving.
   boost::asio::awaitable<std::vector<PartitionRead>> fetch(const FetchLimits& limits,
@@ -131,6 +165,8 @@ class PartitionService {
   ShardSet& shards_;
   storage::Flusher* flusher_ = nullptr;
   bool durable_acks_all_ = true;
+  TxnVerifier* verifier_ = nullptr;
+  bool verification_enabled_ = true;
 };
 
 }  // namespace weir::broker

@@ -273,16 +273,9 @@ void TxnHost::arm_periodic(asio::steady_timer& timer, std::int64_t interval_ms, 
   });
 }
 
-#ifdef WEIR_TXN_MARKERS_STUB
-asio::awaitable<std::vector<std::int16_t>> Broker::write_txn_markers(std::vector<MarkerSpec> specs) {
-  // TEMPORARY until tpart's PartitionService::write_markers is merged: nothing is written.
-  co_return std::vector<std::int16_t>(specs.size(), 0);
-}
-#else
 asio::awaitable<std::vector<std::int16_t>> Broker::write_txn_markers(std::vector<MarkerSpec> specs) {
   co_return co_await partitions().write_markers(std::move(specs));
 }
-#endif
 
 // ---- TxnService -----------------------------------------------------------------------------
 
@@ -416,6 +409,16 @@ asio::awaitable<txn::Answer> TxnService::end_txn(std::string transactional_id, s
     return c.end_txn(h, transactional_id, producer_id, producer_epoch, commit, now);
   };
   co_return co_await run(partition_for(transactional_id), op);
+}
+
+asio::awaitable<std::vector<std::int16_t>> CoordinatorTxnVerifier::verify(std::string transactional_id,
+                                                                          std::int64_t producer_id,
+                                                                          std::int16_t producer_epoch,
+                                                                          std::vector<PartitionRef> partitions) {
+  std::vector<txn::TopicPartition> parts;
+  parts.reserve(partitions.size());
+  for (auto& p : partitions) parts.push_back(txn::TopicPartition{std::move(p.topic), p.partition});
+  co_return co_await service_.verify(std::move(transactional_id), producer_id, producer_epoch, std::move(parts));
 }
 
 asio::awaitable<std::vector<std::int16_t>> TxnService::verify(std::string transactional_id, std::int64_t producer_id,

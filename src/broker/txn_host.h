@@ -32,6 +32,7 @@
 
 #include "base/clock.h"
 #include "broker/partition_service.h"
+#include "broker/txn_verifier.h"
 #include "protocol/gen/describe_transactions_response.h"
 #include "protocol/gen/list_transactions_response.h"
 #include "txn/coordinator.h"
@@ -43,17 +44,6 @@ class Partition;
 
 inline constexpr std::string_view kTransactionStateTopic = "__transaction_state";
 
-#if !__has_include("broker/txn_verifier.h")
-// TEMPORARY until branch tpart (which declares MarkerSpec in partition_service.h) is merged.
-struct MarkerSpec {
-  PartitionRef ref;
-  std::int64_t producer_id = -1;
-  std::int16_t producer_epoch = -1;
-  std::int32_t coordinator_epoch = -1;
-  bool commit = false;
-};
-#define WEIR_TXN_MARKERS_STUB 1
-#endif
 
 // An answer the coordinator gives later, posted to the waiting connection's executor.
 struct TxnWaiter {
@@ -128,6 +118,20 @@ struct TxnMetrics {
   std::int64_t oldest_ongoing_age_ms = 0;  // age of the oldest Ongoing transaction, 0 if none
 };
 
+class TxnService;
+
+// KIP-890 verification against this node's transaction coordinators (TxnService::verify).
+class CoordinatorTxnVerifier final : public TxnVerifier {
+ public:
+  explicit CoordinatorTxnVerifier(TxnService& service) : service_(service) {}
+  boost::asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
+                                                           std::int16_t producer_epoch,
+                                                           std::vector<PartitionRef> partitions) override;
+
+ private:
+  TxnService& service_;
+};
+
 class TxnService {
  public:
   explicit TxnService(Broker& broker);
@@ -163,6 +167,8 @@ class TxnService {
   boost::asio::awaitable<std::vector<protocol::ListTransactionsResponse::TransactionState>> list(
       std::vector<std::string> states, std::vector<std::int64_t> producer_ids, std::int64_t duration_ms);
   boost::asio::awaitable<TxnMetrics> metrics();
+  // The verifier the partition service asks (KIP-890).
+  [[nodiscard]] TxnVerifier& verifier() { return verifier_; }
 
  private:
   // On `shard` only: the host of a partition, created and loaded on first use; null if the
@@ -177,6 +183,7 @@ class TxnService {
   std::int32_t configured_partitions_ = 50;
   std::int32_t segment_bytes_ = 104857600;
   std::vector<std::unordered_map<std::int32_t, std::unique_ptr<TxnHost>>> hosts_;  // per shard
+  CoordinatorTxnVerifier verifier_{*this};
 };
 
 }  // namespace weir::broker

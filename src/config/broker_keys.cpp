@@ -202,6 +202,9 @@ constexpr KeyDef kBrokerKeys[] = {
      "How long an idle idempotent producer's state (sequence numbers) is kept.", M::cluster_wide},
     {"producer.id.expiration.check.interval.ms", T::int32, "600000", at_least(1), I::low,
      "How often idle producers are expired."},
+    {"transaction.partition.verification.enable", T::boolean, "true", no_check(), I::low,
+     "Verify with the transaction coordinator that a partition is in the producer's transaction before "
+     "its first transactional batch is written (KIP-890)."},
     // Fetch sessions.
     {"max.incremental.fetch.session.cache.slots", T::int32, "1000", at_least(0), I::medium,
      "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},

@@ -180,7 +180,11 @@ IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode m
   auto file = open_base_locked(k, mode);
   if (!file) {
     lock.unlock();
-    fail("open", path, file.error(), true);
+    // A missing file opened as existing is an answer, not an I/O failure (the checkpoints of a
+    // new data directory): the caller decides what it means.
+    const bool expected_absence =
+        file.error().not_found() && (mode == OpenMode::kRead || mode == OpenMode::kReadWrite);
+    if (!expected_absence) fail("open", path, file.error(), true);
     return unexpected(file.error());
   }
   auto cached = std::make_shared<CachedFile>(shared_from_this(), k, reopen_mode_of(mode), (*file)->size());

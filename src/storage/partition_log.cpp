@@ -489,6 +489,7 @@ Result<ReadResult, Errc> PartitionLog::read(std::int64_t offset, std::int32_t ma
       result.size_bytes += range->size;
       remaining -= range->size;
       next = range->next_offset;
+      result.next_offset = next;
     }
     if (!range->end_of_segment) break;
   }

@@ -121,6 +121,7 @@ struct FileSlice {
 struct ReadResult {
   std::vector<FileSlice> slices;
   std::int64_t size_bytes = 0;
+  std::int64_t next_offset = -1;  // the offset after the last batch read (-1 when nothing was read)
   // Copies the slices' bytes (pread) to the end of out. kStorageError on a read error or if a
   // file is shorter than its slice (truncated since).
   [[nodiscard]] Result<void, Errc> append_to(std::vector<std::uint8_t>& out) const;

@@ -69,9 +69,59 @@ CheckResult ProducerStateTable::check(const std::vector<BatchInfo>& batches) con
 void ProducerStateTable::update(const std::vector<BatchInfo>& batches, std::int64_t first_offset) {
   std::int64_t offset = first_offset;
   for (const auto& b : batches) {
-    if (b.producer_id >= 0) apply(producers_[b.producer_id], b, offset);
+    if (b.producer_id >= 0) {
+      ProducerEntry& e = producers_[b.producer_id];
+      apply(e, b, offset);
+      track(b.producer_id, e);
+    }
     offset += b.record_count;
   }
+}
+
+void ProducerStateTable::track(std::int64_t producer_id, const ProducerEntry& e) {
+  if (e.current_txn_first_offset) ongoing_.emplace(*e.current_txn_first_offset, producer_id);
+}
+
+void ProducerStateTable::untrack(const ProducerEntry& e) {
+  if (e.current_txn_first_offset) ongoing_.erase(*e.current_txn_first_offset);
+}
+
+void ProducerStateTable::restore(std::int64_t producer_id, ProducerEntry entry) {
+  if (auto it = producers_.find(producer_id); it != producers_.end()) untrack(it->second);
+  ProducerEntry& e = producers_[producer_id] = std::move(entry);
+  track(producer_id, e);
+}
+
+MarkerCheck ProducerStateTable::check_marker(std::int64_t producer_id, std::int16_t epoch,
+                                             std::int32_t coordinator_epoch) const {
+  const ProducerEntry* e = find(producer_id);
+  if (e == nullptr) return MarkerCheck::kOk;
+  if (epoch < e->epoch) return MarkerCheck::kInvalidProducerEpoch;
+  if (e->coordinator_epoch > coordinator_epoch) return MarkerCheck::kCoordinatorFenced;
+  return MarkerCheck::kOk;
+}
+
+std::optional<CompletedTxn> ProducerStateTable::end_transaction(std::int64_t producer_id, std::int16_t epoch,
+                                                                std::int32_t coordinator_epoch, bool commit,
+                                                                std::int64_t offset, std::int64_t timestamp_ms) {
+  ProducerEntry& e = producers_[producer_id];
+  std::optional<CompletedTxn> done;
+  if (e.current_txn_first_offset) {
+    untrack(e);
+    done = CompletedTxn{producer_id, *e.current_txn_first_offset, offset, offset + 1, !commit};
+    // The other open transactions all started before this marker: the oldest bounds the LSO.
+    if (!ongoing_.empty()) done->last_stable_offset = ongoing_.begin()->first;
+  }
+  set_epoch(e, epoch);
+  e.coordinator_epoch = coordinator_epoch;
+  e.current_txn_first_offset.reset();
+  e.last_timestamp_ms = timestamp_ms;
+  return done;
+}
+
+bool ProducerStateTable::has_ongoing_transaction(std::int64_t producer_id, std::int16_t epoch) const {
+  const ProducerEntry* e = find(producer_id);
+  return e != nullptr && e->current_txn_first_offset.has_value() && e->epoch == epoch;
 }
 
 void ProducerStateTable::replay(const LoggedBatch& b) {
@@ -81,12 +131,16 @@ void ProducerStateTable::replay(const LoggedBatch& b) {
     // A transaction marker (Kafka's appendEndTxnMarker): the transaction is over; no sequence.
     set_epoch(e, b.epoch);
     if (b.coordinator_epoch >= 0) e.coordinator_epoch = b.coordinator_epoch;
+    untrack(e);
     e.current_txn_first_offset.reset();
     e.last_timestamp_ms = b.max_timestamp_ms;
     return;
   }
   add_batch(e, b.epoch, BatchMetadata{b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp_ms});
-  if (b.transactional && !e.current_txn_first_offset) e.current_txn_first_offset = b.first_offset;
+  if (b.transactional && !e.current_txn_first_offset) {
+    e.current_txn_first_offset = b.first_offset;
+    track(b.producer_id, e);
+  }
 }
 
 std::size_t ProducerStateTable::expire(std::int64_t now_ms, std::int64_t expiration_ms) {

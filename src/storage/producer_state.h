@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -72,6 +73,24 @@ struct LoggedBatch {
 
 enum class ProducerCheck { kOk, kDuplicate, kInvalidProducerEpoch, kOutOfOrderSequence };
 
+// Whether a transaction marker (commit or abort) may be written for a producer (Kafka's
+// ProducerAppendInfo.appendEndTxnMarker): an epoch below the producer's is refused with
+// INVALID_PRODUCER_EPOCH, a coordinator epoch below the one of its last marker with
+// TRANSACTION_COORDINATOR_FENCED. A producer without state (or without an open transaction)
+// gets its marker written anyway.
+enum class MarkerCheck { kOk, kInvalidProducerEpoch, kCoordinatorFenced };
+
+// A transaction a marker ended, when the producer had written data in it (a marker ending
+// nothing completes nothing: it changes neither the last stable offset nor the .txnindex).
+struct CompletedTxn {
+  std::int64_t producer_id = -1;
+  std::int64_t first_offset = -1;
+  std::int64_t last_offset = -1;         // the marker's offset
+  std::int64_t last_stable_offset = -1;  // once it completed: the oldest other open transaction's first
+                                         // offset, else last_offset + 1 (what the .txnindex entry records)
+  bool aborted = false;
+};
+
 struct CheckResult {
   ProducerCheck outcome = ProducerCheck::kOk;
   std::optional<BatchMetadata> duplicate;  // for kDuplicate: where the original was written
@@ -97,16 +116,41 @@ class ProducerStateTable {
     return !e.current_txn_first_offset && now_ms - e.last_timestamp_ms >= expiration_ms;
   }
 
+  // Transaction markers: the check, then the marker written at `offset` ends the producer's
+  // open transaction (its epoch and coordinator epoch become the marker's).
+  [[nodiscard]] MarkerCheck check_marker(std::int64_t producer_id, std::int16_t epoch,
+                                         std::int32_t coordinator_epoch) const;
+  std::optional<CompletedTxn> end_transaction(std::int64_t producer_id, std::int16_t epoch,
+                                              std::int32_t coordinator_epoch, bool commit, std::int64_t offset,
+                                              std::int64_t timestamp_ms);
+
+  // The first offset of the oldest open transaction across producers (nullopt: none open).
+  [[nodiscard]] std::optional<std::int64_t> first_unstable_offset() const {
+    if (ongoing_.empty()) return std::nullopt;
+    return ongoing_.begin()->first;
+  }
+  // True when the producer has an open transaction at this epoch (Kafka's hasOngoingTransaction).
+  [[nodiscard]] bool has_ongoing_transaction(std::int64_t producer_id, std::int16_t epoch) const;
+
   // Puts a producer's entry as a snapshot holds it (replacing any).
-  void restore(std::int64_t producer_id, ProducerEntry entry) { producers_[producer_id] = std::move(entry); }
-  void clear() { producers_.clear(); }
+  void restore(std::int64_t producer_id, ProducerEntry entry);
+  void clear() {
+    producers_.clear();
+    ongoing_.clear();
+  }
 
   [[nodiscard]] const ProducerEntry* find(std::int64_t producer_id) const;
   [[nodiscard]] std::size_t size() const { return producers_.size(); }
   [[nodiscard]] const Map& entries() const { return producers_; }
 
  private:
+  // Records an entry's open transaction in ongoing_ (after its first offset was set).
+  void track(std::int64_t producer_id, const ProducerEntry& e);
+  void untrack(const ProducerEntry& e);
+
   Map producers_;
+  // The open transactions by first offset (Kafka's ongoingTxns): first offset -> producer id.
+  std::map<std::int64_t, std::int64_t> ongoing_;
 };
 
 }  // namespace weir::storage

@@ -36,9 +36,10 @@ std::vector<ProducerState> active_producers(const storage::ProducerStateTable& t
     s.producer_epoch = entry.epoch;
     s.last_sequence = entry.batches.empty() ? -1 : entry.batches.back().last_seq;
     s.last_timestamp = entry.last_timestamp_ms;
-    // No transaction markers are written yet: no coordinator epoch and no open transaction.
-    s.coordinator_epoch = -1;
-    s.current_txn_start_offset = -1;
+    // The epoch of the coordinator that wrote the producer's last marker, and its open
+    // transaction's first offset (-1 when none).
+    s.coordinator_epoch = entry.coordinator_epoch;
+    s.current_txn_start_offset = entry.current_txn_first_offset.value_or(-1);
   }
   std::ranges::sort(out, {}, &ProducerState::producer_id);
   return out;

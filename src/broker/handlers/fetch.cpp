@@ -1,6 +1,7 @@
 // Fetch: the partition service reads whole batches from each partition's owner shard and
 // long-polls until min_bytes are available or max_wait_ms passes, woken as soon as the high
-// watermark of a watched partition moves.
+// watermark of a watched partition moves (the last stable offset at read_committed, which reads
+// only up to it and names the aborted transactions overlapping the data returned).
 // Fetch sessions (KIP-227, broker/fetch_session.h) decide which partitions a fetch reads (an
 // incremental fetch reads its whole session) and which of them the answer carries.
 //
@@ -103,14 +104,21 @@ void answer(FetchHandler::Response& resp, const FetchHandler::Request& req, cons
     out.partition_index = spec.partition;
     out.error_code = o.error_code;
     out.high_watermark = o.high_watermark;
-    out.last_stable_offset = o.high_watermark;
+    out.last_stable_offset = o.last_stable_offset;
     out.log_start_offset = o.log_start_offset;
     // As Kafka sends them: a partition that was read has its aborted transactions in range under
-    // read_committed (none until transactions land) and null otherwise or after a read error; a
-    // partition of an unknown topic has an empty list.
+    // read_committed (those overlapping the data returned) and null otherwise or after a read
+    // error; a partition of an unknown topic has an empty list.
     const bool was_read = k < reads.size();
     if (!was_read || (req.isolation_level == 1 && o.error_code == 0)) {
-      out.aborted_transactions.emplace();
+      auto& aborted = out.aborted_transactions.emplace();
+      if (was_read && reads[k].aborted) {
+        for (const storage::AbortedTxn& a : *reads[k].aborted) {
+          auto& t = aborted.emplace_back();
+          t.producer_id = a.producer_id;
+          t.first_offset = a.first_offset;
+        }
+      }
     } else {
       out.aborted_transactions.reset();
     }
@@ -134,7 +142,9 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   classify(fctx, *catalog, wanted, unknown);
   std::vector<PartitionRead> reads;
   if (!wanted.specs.empty()) {
-    const FetchLimits limits{req.max_bytes, req.min_bytes, req.max_wait_ms, ReadBound::kHighWatermark};
+    // isolation_level 1 (read_committed) reads up to the last stable offset.
+    const ReadBound bound = req.isolation_level == 1 ? ReadBound::kLastStable : ReadBound::kHighWatermark;
+    const FetchLimits limits{req.max_bytes, req.min_bytes, req.max_wait_ms, bound};
     reads = co_await broker.partitions().fetch(limits, wanted.specs);
   }
 
@@ -143,8 +153,8 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   outcomes.reserve(reads.size() + unknown.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const PartitionRead& r = reads[i];
-    outcomes.push_back(
-        FetchPartitionOutcome{wanted.index[i], r.error, r.high_watermark, r.log_start_offset, r.size() > 0});
+    outcomes.push_back(FetchPartitionOutcome{wanted.index[i], r.error, r.high_watermark, r.log_start_offset,
+                                             r.size() > 0, r.error == 0 ? r.last_stable_offset : -1});
   }
   for (const Unknown& u : unknown) outcomes.push_back(FetchPartitionOutcome{u.index, u.error, -1, -1, false});
   const FetchSessionAnswer session = sessions.finish(fctx, outcomes, broker.now_ms());

@@ -74,6 +74,8 @@
 #include "protocol/gen/describe_transactions_response.h"
 #include "protocol/gen/list_transactions_request.h"
 #include "protocol/gen/list_transactions_response.h"
+#include "protocol/gen/write_txn_markers_request.h"
+#include "protocol/gen/write_txn_markers_response.h"
 
 namespace weir::broker {
 
@@ -139,6 +141,7 @@ WEIR_HANDLER(AddOffsetsToTxn, 0, 4);
 WEIR_HANDLER(EndTxn, 0, 5);
 WEIR_HANDLER(DescribeTransactions, 0, 0);
 WEIR_HANDLER(ListTransactions, 0, 2);
+WEIR_HANDLER(WriteTxnMarkers, 1, 2);
 
 #undef WEIR_HANDLER
 

@@ -56,6 +56,19 @@ void answer(PartitionResponse& out, const PartitionAppend& o, const CompressedBa
   }
 }
 
+// ProduceRequest.hasTransactionalRecords: a partition's (first) batch is transactional.
+bool has_transactional_records(const ProduceHandler::Request& req) {
+  for (const auto& td : req.topic_data) {
+    for (const auto& pd : td.partition_data) {
+      if (!pd.records) continue;
+      record::BatchSplitter splitter(std::as_bytes(std::span<const std::uint8_t>(*pd.records)));
+      auto first = splitter.next();
+      if (first && *first && (**first).is_transactional()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::handle(RequestContext& ctx,
@@ -64,6 +77,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
   const std::int16_t version = ctx.version();
   Response resp;
   CompressedBatches::Produce compressed(broker.compressed_batches(), ctx.client, broker.request_stats(ctx.client.shard));
+  // Kafka: transactional records need the request's transactional.id (else every partition is
+  // refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as an unauthorized one is).
+  const bool unauthorized_transactional = !req.transactional_id && has_transactional_records(req);
   std::vector<ProduceSpec> specs;
   std::vector<PartitionResponse*> appended;  // the answer of each spec
   resp.responses.reserve(req.topic_data.size());
@@ -76,7 +92,9 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
     for (auto& pd : td.partition_data) {
       auto& out = out_topic.partition_responses.emplace_back();
       out.index = pd.index;
-      if (const std::int16_t e = entry_error(broker, name, pd.records, req.acks, version); e != 0) {
+      const std::int16_t e = unauthorized_transactional ? code(ErrorCode::kTransactionalIdAuthorizationFailed)
+                                                        : entry_error(broker, name, pd.records, req.acks, version);
+      if (e != 0) {
         PartitionAppend refused;
         refused.error = e;
         answer(out, refused, broker.compressed_batches());
@@ -93,7 +111,10 @@ boost::asio::awaitable<HandlerResult<ProduceHandler::Response>> ProduceHandler::
   co_await compressed.run();
   compressed.release();
   std::vector<PartitionAppend> outcomes;
-  if (!specs.empty()) outcomes = co_await broker.partitions().append(std::move(specs), static_cast<Acks>(req.acks));
+  if (!specs.empty()) {
+    ProduceTxn txn{req.transactional_id, version};
+    outcomes = co_await broker.partitions().append(std::move(specs), static_cast<Acks>(req.acks), std::move(txn));
+  }
   if (req.acks == 0) co_return std::nullopt;
   for (std::size_t i = 0; i < outcomes.size(); ++i) answer(*appended[i], outcomes[i], broker.compressed_batches());
   co_return resp;

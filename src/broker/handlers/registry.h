@@ -18,7 +18,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
                                OffsetDeleteHandler, DescribeLogDirsHandler, DescribeProducersHandler,
                                DescribeTopicPartitionsHandler, AddPartitionsToTxnHandler, AddOffsetsToTxnHandler,
-                               EndTxnHandler, DescribeTransactionsHandler, ListTransactionsHandler>;
+                               EndTxnHandler, DescribeTransactionsHandler, ListTransactionsHandler,
+                               WriteTxnMarkersHandler>;
 
 struct ServedApi {
   std::int16_t key;

@@ -401,3 +401,25 @@ TEST(FetchSession, DuplicatePartitionsKeepTheirFirstPlaceAndLastAsk) {
   EXPECT_EQ(parts[0].fetch_offset, 3);
   EXPECT_EQ(parts[1].topic, "b");
 }
+
+TEST(FetchSession, APartitionWhoseLastStableOffsetMovedIsSentAgain) {
+  wb::FetchSessionCache cache(wb::FetchSessionConfig{.seed = 1});
+  auto full = cache.new_context(request(0, 0, {part("a", 0), part("a", 1)}), no_names, 0);
+  auto first = outcomes({{10, false}, {10, false}});
+  for (auto& o : first) o.last_stable_offset = 4;  // an open transaction at offset 4 on both
+  const std::int32_t id = cache.finish(full, first, 0).session_id;
+  ASSERT_GT(id, 0);
+  // Partition 1's transaction ends: only its last stable offset moves.
+  auto ctx = cache.new_context(request(id, 1), no_names, 0);
+  ASSERT_EQ(ctx.kind(), Kind::kIncremental);
+  auto next = outcomes({{10, false}, {10, false}});
+  next[0].last_stable_offset = 4;
+  next[1].last_stable_offset = 10;
+  EXPECT_EQ(cache.finish(ctx, next, 0).send, (std::vector<std::size_t>{1}));
+  // Unchanged since: nothing to send.
+  auto again = cache.new_context(request(id, 2), no_names, 0);
+  auto same = outcomes({{10, false}, {10, false}});
+  same[0].last_stable_offset = 4;
+  same[1].last_stable_offset = 10;
+  EXPECT_TRUE(cache.finish(again, same, 0).send.empty());
+}

@@ -16,6 +16,9 @@
 #include "broker/partition_service.h"
 #include "broker/produce_purgatory.h"
 #include "broker/shards.h"
+#include "broker/txn_verifier.h"
+#include "protocol/record/control_record.h"
+#include "protocol/record/record.h"
 #include "storage/flusher.h"
 #include "test_util.h"
 
@@ -119,6 +122,191 @@ TEST_F(PartitionTest, StaleOrFutureLeaderEpochsAreRefused) {
   EXPECT_EQ(read.high_watermark, -1);
 }
 
+// ---- transactions: markers, the last stable offset, read_committed, verification guards
+
+record::BatchOptions txn_producer(std::int64_t pid, std::int32_t seq, std::int16_t epoch = 0) {
+  return record::BatchOptions{.producer_id = pid, .producer_epoch = epoch, .base_sequence = seq, .transactional = true};
+}
+
+class PartitionTxnTest : public PartitionTest {
+ protected:
+  PartitionAppend produce_txn(std::int64_t pid, std::int32_t seq, int count,
+                              std::optional<VerificationGuard> guard = std::nullopt) {
+    auto batch = make_batch(count, clock.wall_ms(), 16, txn_producer(pid, seq));
+    return partition->append(batch, AppendOrigin::kClient, nullptr, guard);
+  }
+  PartitionAppend produce_plain(int count) {
+    auto batch = make_batch(count, clock.wall_ms());
+    return partition->append(batch, AppendOrigin::kClient);
+  }
+};
+
+TEST_F(PartitionTxnTest, AMarkerIsOneControlBatchAsKafkaWritesIt) {
+  ASSERT_EQ(produce_txn(7, 0, 2).error, 0);
+  const PartitionAppend m = partition->write_marker(7, 0, /*coordinator_epoch=*/5, /*commit=*/true);
+  ASSERT_EQ(m.error, 0);
+  EXPECT_TRUE(m.appended);
+  EXPECT_EQ(m.base_offset, 2);
+  EXPECT_EQ(m.end_offset, 3);
+  EXPECT_EQ(log->log_end_offset(), 3);
+  EXPECT_EQ(partition->high_watermark(), 3);
+  auto batches = storage::testing::read_batches(*log, 2);
+  ASSERT_TRUE(batches.has_value());
+  ASSERT_EQ(batches->size(), 1u);
+  auto view = record::RecordBatchView::from((*batches)[0].bytes);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->base_offset(), 2);
+  EXPECT_EQ(view->last_offset_delta(), 0);
+  EXPECT_EQ(view->records_count(), 1);
+  EXPECT_EQ(view->attributes(), 0x30) << "transactional and control, uncompressed, CreateTime";
+  EXPECT_EQ(view->producer_id(), 7);
+  EXPECT_EQ(view->producer_epoch(), 0);
+  EXPECT_EQ(view->base_sequence(), -1);
+  EXPECT_EQ(view->partition_leader_epoch(), 3);
+  EXPECT_EQ(view->base_timestamp(), clock.wall_ms());
+  EXPECT_EQ(view->max_timestamp(), clock.wall_ms());
+  int records = 0;
+  auto ok = record::for_each_record(*view, [&](const record::RecordView& r) {
+    ++records;
+    ASSERT_TRUE(r.key.has_value());
+    ASSERT_TRUE(r.value.has_value());
+    auto key = record::parse_control_key(*r.key);
+    ASSERT_TRUE(key.has_value());
+    EXPECT_TRUE(key->is(record::ControlRecordType::commit));
+    auto marker = record::parse_end_txn_marker(*r.value);
+    ASSERT_TRUE(marker.has_value());
+    EXPECT_EQ(marker->coordinator_epoch, 5);
+  });
+  EXPECT_TRUE(ok.has_value());
+  EXPECT_EQ(records, 1);
+  EXPECT_EQ(partition->producers().find(7)->coordinator_epoch, 5);
+}
+
+TEST_F(PartitionTxnTest, TheLastStableOffsetFollowsTheOldestOpenTransaction) {
+  ASSERT_EQ(produce_txn(1, 0, 2).error, 0);  // 0-1
+  EXPECT_EQ(partition->last_stable_offset(), 0);
+  ASSERT_EQ(produce_plain(1).error, 0);      // 2
+  ASSERT_EQ(produce_txn(2, 0, 1).error, 0);  // 3
+  EXPECT_EQ(partition->last_stable_offset(), 0);
+  EXPECT_EQ(log->last_stable_offset(), 0) << "the log (and its cleaner) knows the first unstable offset";
+  ASSERT_EQ(partition->write_marker(1, 0, 0, true).error, 0);  // 4
+  EXPECT_EQ(partition->last_stable_offset(), 3);
+  ASSERT_EQ(partition->write_marker(2, 0, 0, false).error, 0);  // 5
+  EXPECT_EQ(partition->last_stable_offset(), 6);
+  EXPECT_EQ(partition->high_watermark(), 6);
+}
+
+TEST_F(PartitionTxnTest, AnAbortAddsItsTxnIndexEntryWithTheLastStableOffsetOnceCompleted) {
+  ASSERT_EQ(produce_txn(1, 0, 2).error, 0);                     // 0-1, stays open
+  ASSERT_EQ(produce_txn(2, 0, 1).error, 0);                     // 2
+  ASSERT_EQ(partition->write_marker(2, 0, 0, false).error, 0);  // 3
+  ASSERT_EQ(produce_txn(3, 0, 1).error, 0);                     // 4
+  ASSERT_EQ(partition->write_marker(1, 0, 0, false).error, 0);  // 5
+  ASSERT_EQ(partition->write_marker(3, 0, 0, true).error, 0);   // 6: a commit has no entry
+  auto aborted = log->collect_aborted_transactions(0, log->log_end_offset());
+  ASSERT_TRUE(aborted.has_value());
+  EXPECT_EQ(*aborted, (std::vector<storage::AbortedTxn>{{2, 2, 3, 0}, {1, 0, 5, 4}}));
+}
+
+TEST_F(PartitionTxnTest, StaleMarkersAreRefusedAndWriteNothing) {
+  ASSERT_EQ(produce_txn(1, 0, 1, std::nullopt).error, 0);
+  ASSERT_EQ(partition->write_marker(1, 0, 4, true).error, 0);
+  const std::int64_t end = log->log_end_offset();
+  EXPECT_EQ(partition->write_marker(1, 0, 3, false).error, code(ErrorCode::kTransactionCoordinatorFenced));
+  auto newer = make_batch(1, clock.wall_ms(), 16, txn_producer(1, 0, 1));
+  ASSERT_EQ(partition->append(newer, AppendOrigin::kClient).error, 0);
+  EXPECT_EQ(partition->write_marker(1, 0, 4, false).error, code(ErrorCode::kInvalidProducerEpoch));
+  EXPECT_EQ(log->log_end_offset(), end + 1) << "only the epoch-1 batch was written";
+  EXPECT_EQ(partition->last_stable_offset(), end) << "epoch 1's transaction is still open";
+}
+
+TEST_F(PartitionTxnTest, AMarkerForAProducerWithoutAnOpenTransactionIsWrittenAnyway) {
+  ASSERT_EQ(produce_plain(2).error, 0);
+  const PartitionAppend m = partition->write_marker(42, 0, 0, false);
+  EXPECT_EQ(m.error, 0);
+  EXPECT_EQ(m.base_offset, 2);
+  EXPECT_EQ(partition->last_stable_offset(), 3);
+  auto aborted = log->collect_aborted_transactions(0, log->log_end_offset());
+  ASSERT_TRUE(aborted.has_value());
+  EXPECT_TRUE(aborted->empty()) << "an empty transaction leaves no .txnindex entry";
+}
+
+TEST_F(PartitionTxnTest, ReadCommittedStopsAtTheLastStableOffsetAndNamesTheAbortedTransactions) {
+  ASSERT_EQ(produce_txn(1, 0, 2).error, 0);                     // 0-1
+  ASSERT_EQ(partition->write_marker(1, 0, 0, false).error, 0);  // 2
+  ASSERT_EQ(produce_txn(2, 0, 1).error, 0);                     // 3, open
+  const PartitionRead committed = partition->read(0, 1 << 20, -1, ReadBound::kLastStable, true);
+  ASSERT_EQ(committed.error, 0);
+  EXPECT_EQ(committed.last_stable_offset, 3);
+  EXPECT_EQ(committed.high_watermark, 4);
+  ASSERT_TRUE(committed.aborted.has_value());
+  EXPECT_EQ(*committed.aborted, (std::vector<storage::AbortedTxn>{{1, 0, 2, 3}}));
+  const PartitionRead all = partition->read(0, 1 << 20, -1, ReadBound::kHighWatermark, true);
+  EXPECT_GT(all.size(), committed.size()) << "read_uncommitted also returns the open transaction's batch";
+  EXPECT_FALSE(all.aborted.has_value());
+  EXPECT_EQ(all.last_stable_offset, 3);
+  const PartitionRead at_lso = partition->read(3, 1 << 20, -1, ReadBound::kLastStable, true);
+  EXPECT_EQ(at_lso.size(), 0);
+  ASSERT_TRUE(at_lso.aborted.has_value());
+  EXPECT_TRUE(at_lso.aborted->empty());
+}
+
+TEST_F(PartitionTxnTest, ListOffsetsLatestAtReadCommittedIsTheLastStableOffset) {
+  ASSERT_EQ(produce_plain(2).error, 0);
+  ASSERT_EQ(produce_txn(1, 0, 2).error, 0);
+  EXPECT_EQ(partition->lookup_offset(-1, -1, ReadBound::kLastStable).offset, 2);
+  EXPECT_EQ(partition->lookup_offset(-1, -1, ReadBound::kHighWatermark).offset, 4);
+}
+
+TEST_F(PartitionTxnTest, ALogStartPastAnOpenTransactionKeepsTheLastStableOffsetAtTheLogStart) {
+  ASSERT_EQ(produce_txn(1, 0, 2).error, 0);  // 0-1, open
+  ASSERT_EQ(produce_plain(3).error, 0);      // 2-4
+  ASSERT_EQ(partition->delete_records(3).error, 0);
+  EXPECT_EQ(log->log_start_offset(), 3);
+  EXPECT_EQ(partition->last_stable_offset(), 3) << "the open transaction still holds the LSO";
+  ASSERT_EQ(partition->write_marker(1, 0, 0, true).error, 0);
+  EXPECT_EQ(partition->last_stable_offset(), 6);
+}
+
+TEST_F(PartitionTxnTest, ReadCommittedWatchersWakeOnlyWhenTheLastStableOffsetPasses) {
+  ASSERT_EQ(produce_txn(1, 0, 1).error, 0);  // 0, open: LSO 0
+  int committed_woken = 0;
+  int uncommitted_woken = 0;
+  partition->watch(ReadBound::kLastStable, 0, [&] { ++committed_woken; });
+  partition->watch(ReadBound::kHighWatermark, 1, [&] { ++uncommitted_woken; });
+  ASSERT_EQ(produce_plain(1).error, 0);  // 1: HW 2, LSO still 0
+  EXPECT_EQ(committed_woken, 0);
+  EXPECT_EQ(uncommitted_woken, 1);
+  ASSERT_EQ(partition->write_marker(1, 0, 0, true).error, 0);
+  EXPECT_EQ(committed_woken, 1);
+}
+
+TEST_F(PartitionTxnTest, AVerifiedTransactionalBatchNeedsTheCurrentGuard) {
+  EXPECT_EQ(produce_txn(1, 0, 1, VerificationGuard{0}).error, code(ErrorCode::kInvalidTxnState))
+      << "verification on and nothing verified";
+  EXPECT_EQ(log->log_end_offset(), 0);
+  auto first = make_batch(1, clock.wall_ms(), 16, txn_producer(1, 0));
+  const VerificationGuard guard = partition->start_verification(first);
+  EXPECT_NE(guard, 0u);
+  EXPECT_EQ(partition->start_verification(first), guard) << "a pending verification is reused";
+  ASSERT_EQ(partition->append(first, AppendOrigin::kClient, nullptr, guard).error, 0);
+  EXPECT_EQ(partition->verification_guard(1), 0u) << "the first batch opened the transaction";
+  auto next = make_batch(1, clock.wall_ms(), 16, txn_producer(1, 1));
+  EXPECT_EQ(partition->start_verification(next), 0u) << "an open transaction needs no verification";
+  ASSERT_EQ(partition->append(next, AppendOrigin::kClient, nullptr, VerificationGuard{0}).error, 0);
+  EXPECT_EQ(produce_plain(1).error, 0) << "non-transactional batches are never verified";
+}
+
+TEST_F(PartitionTxnTest, AMarkerClearsAPendingGuardSoALateProduceCannotOpenAHangingTransaction) {
+  auto late = make_batch(1, clock.wall_ms(), 16, txn_producer(1, 0));
+  const VerificationGuard guard = partition->start_verification(late);
+  ASSERT_NE(guard, 0u);
+  // The coordinator aborts the transaction before the verified produce is appended.
+  ASSERT_EQ(partition->write_marker(1, 0, 0, false).error, 0);
+  EXPECT_EQ(partition->append(late, AppendOrigin::kClient, nullptr, guard).error, code(ErrorCode::kInvalidTxnState));
+  EXPECT_EQ(partition->last_stable_offset(), partition->high_watermark()) << "no transaction left open";
+}
+
 // The service with one shard and a running flusher: acks=all is answered once the append is
 // durable (the recovery point covers it); acks=1 at once.
 class PartitionServiceTest : public PartitionTest {
@@ -190,6 +378,102 @@ TEST_F(PartitionServiceTest, ListOffsetsOfAPartitionNotHostedHereIsUnknown) {
   EXPECT_EQ((*found)[0].error, 0);
   EXPECT_EQ((*found)[0].offset, 0);
   EXPECT_EQ((*found)[1].error, code(ErrorCode::kUnknownTopicOrPartition));
+}
+
+TEST_F(PartitionServiceTest, MarkersAreAnsweredOnceDurableInSpecOrder) {
+  std::optional<std::vector<std::int16_t>> answered;
+  std::int64_t recovery_point = -1;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::vector<MarkerSpec> specs{MarkerSpec{PartitionRef{"t", 0}, 7, 0, 0, true},
+                                      MarkerSpec{PartitionRef{"t", 9}, 7, 0, 0, true}};
+        answered = co_await service->write_markers(std::move(specs));
+        recovery_point = log->recovery_point();
+      },
+      asio::detached);
+  io.run();
+  ASSERT_TRUE(answered.has_value());
+  EXPECT_EQ(*answered, (std::vector<std::int16_t>{0, code(ErrorCode::kUnknownTopicOrPartition)}));
+  EXPECT_EQ(recovery_point, 1) << "answered after the flush covering the marker";
+}
+
+// A coordinator stand-in: answers every partition with `answer`, and remembers the questions.
+class FakeVerifier final : public TxnVerifier {
+ public:
+  std::int16_t answer = 0;
+  std::vector<std::string> asked;
+  asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
+                                                    std::int16_t producer_epoch,
+                                                    std::vector<PartitionRef> partitions) override {
+    asked.push_back(transactional_id + "/" + std::to_string(producer_id) + "/" + std::to_string(producer_epoch) + "/" +
+                    std::to_string(partitions.size()));
+    co_return std::vector<std::int16_t>(partitions.size(), answer);
+  }
+};
+
+class VerifiedProduceTest : public PartitionServiceTest {
+ protected:
+  void SetUp() override {
+    PartitionServiceTest::SetUp();
+    service->set_verifier(&verifier);
+  }
+  PartitionAppend produce_txn(std::int16_t version, std::int32_t seq = 0,
+                              std::optional<std::string> id = std::string("app")) {
+    std::vector<std::byte> batch = make_batch(1, clock.wall_ms(), 16, txn_producer(5, seq));
+    std::optional<PartitionAppend> out;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          std::vector<ProduceSpec> specs{ProduceSpec{PartitionRef{"t", 0}, batch}};
+          ProduceTxn txn{id, version};
+          auto outcomes = co_await service->append(std::move(specs), Acks::kLeader, std::move(txn));
+          out = outcomes.at(0);
+        },
+        asio::detached);
+    io.restart();
+    io.run();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(PartitionAppend{});
+  }
+  FakeVerifier verifier;
+};
+
+TEST_F(VerifiedProduceTest, APartitionNotInTheTransactionGetsTheErrorOfTheProduceVersion) {
+  verifier.answer = code(ErrorCode::kInvalidTxnState);
+  const PartitionAppend v10 = produce_txn(10);
+  EXPECT_EQ(v10.error, code(ErrorCode::kInvalidTxnState));
+  EXPECT_EQ(v10.error_message, "Partition was not added to the transaction");
+  const PartitionAppend v11 = produce_txn(11);
+  EXPECT_EQ(v11.error, code(ErrorCode::kTransactionAbortable));
+  EXPECT_EQ(v11.error_message, "");
+  EXPECT_EQ(log->log_end_offset(), 0) << "nothing appended";
+  EXPECT_EQ(verifier.asked, (std::vector<std::string>{"app/5/0/1", "app/5/0/1"}));
+}
+
+TEST_F(VerifiedProduceTest, CoordinatorTroubleIsTheRetriableNotEnoughReplicas) {
+  verifier.answer = code(ErrorCode::kNotCoordinator);
+  const PartitionAppend o = produce_txn(9);
+  EXPECT_EQ(o.error, code(ErrorCode::kNotEnoughReplicas));
+  EXPECT_EQ(o.error_message,
+            "Unable to verify the partition has been added to the transaction. Underlying error: NOT_COORDINATOR");
+}
+
+TEST_F(VerifiedProduceTest, AVerifiedPartitionIsAppendedAndAskedOnlyOnce) {
+  const PartitionAppend first = produce_txn(11, 0);
+  ASSERT_EQ(first.error, 0);
+  EXPECT_EQ(first.base_offset, 0);
+  verifier.answer = code(ErrorCode::kInvalidTxnState);  // would refuse, but is not asked again
+  const PartitionAppend second = produce_txn(11, 1);
+  EXPECT_EQ(second.error, 0);
+  EXPECT_EQ(verifier.asked.size(), 1u) << "the open transaction needs no verification";
+}
+
+TEST_F(VerifiedProduceTest, NothingIsVerifiedWhenVerificationIsOff) {
+  service->set_verification_enabled(false);
+  verifier.answer = code(ErrorCode::kInvalidTxnState);
+  EXPECT_EQ(produce_txn(11).error, 0);
+  EXPECT_TRUE(verifier.asked.empty());
 }
 
 }  // namespace

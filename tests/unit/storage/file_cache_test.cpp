@@ -155,7 +155,8 @@ TEST_F(FileCacheTest, BytesOfAFailedAppendAreCutOffOnReopen) {
 TEST_F(FileCacheTest, FailureIsRememberedWithItsPathAndErrno) {
   auto cache = FileCache::create(base, 4);
   FileCache::clear_last_failure();
-  auto missing = cache->open(tmp.path() / "no" / "such", OpenMode::kRead);
+  // Created in a directory that does not exist.
+  auto missing = cache->open(tmp.path() / "no" / "such", OpenMode::kCreate);
   ASSERT_FALSE(missing.has_value());
   auto failure = FileCache::take_last_failure();
   ASSERT_TRUE(failure.has_value());
@@ -164,6 +165,20 @@ TEST_F(FileCacheTest, FailureIsRememberedWithItsPathAndErrno) {
   EXPECT_EQ(failure->error.code, ENOENT);
   EXPECT_FALSE(FileCache::take_last_failure().has_value());
   EXPECT_EQ(cache->stats().failures, 1u);
+}
+
+// Opening a file that does not exist as an existing one is an answer (a new directory's
+// checkpoints), not an I/O failure: nothing is counted, remembered or logged.
+TEST_F(FileCacheTest, MissingFileOpenedAsExistingIsNotAFailure) {
+  auto cache = FileCache::create(base, 4);
+  FileCache::clear_last_failure();
+  for (auto mode : {OpenMode::kRead, OpenMode::kReadWrite}) {
+    auto missing = cache->open(tmp.path() / "absent", mode);
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_TRUE(missing.error().not_found());
+  }
+  EXPECT_FALSE(FileCache::take_last_failure().has_value());
+  EXPECT_EQ(cache->stats().failures, 0u);
 }
 
 // Partition logs through the cache: many more files than descriptors, and every byte comes back

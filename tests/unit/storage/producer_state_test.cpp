@@ -80,4 +80,86 @@ TEST(ProducerState, NonIdempotentBatchesAreNotTracked) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+wt::BatchInfo txn_batch(std::int64_t pid, std::int16_t epoch, std::int32_t first_seq, std::int32_t count) {
+  wt::BatchInfo b = batch(pid, epoch, first_seq, count);
+  b.transactional = true;
+  return b;
+}
+
+TEST(ProducerStateTransactions, FirstUnstableOffsetIsTheOldestOpenTransactionAcrossProducers) {
+  wt::ProducerStateTable t;
+  EXPECT_FALSE(t.first_unstable_offset().has_value());
+  t.update({txn_batch(1, 0, 0, 2)}, 10);
+  t.update({batch(2, 0, 0, 1)}, 12);  // idempotent, not transactional: opens nothing
+  t.update({txn_batch(3, 0, 0, 1)}, 13);
+  t.update({txn_batch(1, 0, 2, 1)}, 14);  // more of producer 1's transaction
+  EXPECT_EQ(t.first_unstable_offset(), 10);
+  EXPECT_TRUE(t.has_ongoing_transaction(1, 0));
+  EXPECT_FALSE(t.has_ongoing_transaction(1, 1)) << "another epoch";
+  EXPECT_FALSE(t.has_ongoing_transaction(2, 0));
+
+  auto done = t.end_transaction(1, 0, 4, /*commit=*/true, 15, 2000);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->first_offset, 10);
+  EXPECT_EQ(done->last_offset, 15);
+  EXPECT_FALSE(done->aborted);
+  EXPECT_EQ(done->last_stable_offset, 13) << "producer 3's transaction is still open";
+  EXPECT_EQ(t.first_unstable_offset(), 13);
+  EXPECT_EQ(t.find(1)->coordinator_epoch, 4);
+  EXPECT_FALSE(t.find(1)->current_txn_first_offset.has_value());
+
+  auto aborted = t.end_transaction(3, 0, 4, /*commit=*/false, 16, 2000);
+  ASSERT_TRUE(aborted.has_value());
+  EXPECT_TRUE(aborted->aborted);
+  EXPECT_EQ(aborted->last_stable_offset, 17) << "none open: the offset after the marker";
+  EXPECT_FALSE(t.first_unstable_offset().has_value());
+}
+
+TEST(ProducerStateTransactions, AMarkerWithoutAnOpenTransactionCompletesNothing) {
+  wt::ProducerStateTable t;
+  EXPECT_FALSE(t.end_transaction(9, 2, 1, true, 0, 1000).has_value());
+  EXPECT_EQ(t.find(9)->epoch, 2);
+  EXPECT_EQ(t.find(9)->coordinator_epoch, 1);
+}
+
+TEST(ProducerStateTransactions, MarkersWithAStaleEpochOrCoordinatorEpochAreRefused) {
+  wt::ProducerStateTable t;
+  EXPECT_EQ(t.check_marker(1, 0, 0), wt::MarkerCheck::kOk) << "no state: written anyway";
+  t.update({txn_batch(1, 3, 0, 1)}, 0);
+  (void)t.end_transaction(1, 3, 5, true, 1, 1000);
+  EXPECT_EQ(t.check_marker(1, 2, 5), wt::MarkerCheck::kInvalidProducerEpoch);
+  EXPECT_EQ(t.check_marker(1, 3, 4), wt::MarkerCheck::kCoordinatorFenced);
+  EXPECT_EQ(t.check_marker(1, 3, 5), wt::MarkerCheck::kOk);
+  EXPECT_EQ(t.check_marker(1, 4, 6), wt::MarkerCheck::kOk);
+}
+
+TEST(ProducerStateTransactions, RestoredAndReplayedTransactionsAreOpen) {
+  wt::ProducerStateTable t;
+  wt::ProducerEntry e;
+  e.epoch = 0;
+  e.current_txn_first_offset = 40;
+  t.restore(5, e);
+  EXPECT_EQ(t.first_unstable_offset(), 40);
+  t.replay(wt::LoggedBatch{.producer_id = 6,
+                           .epoch = 0,
+                           .first_seq = 0,
+                           .last_seq = 0,
+                           .first_offset = 30,
+                           .last_offset = 30,
+                           .max_timestamp_ms = 1000,
+                           .transactional = true});
+  EXPECT_EQ(t.first_unstable_offset(), 30);
+  t.replay(wt::LoggedBatch{.producer_id = 6,
+                           .epoch = 0,
+                           .first_offset = 41,
+                           .last_offset = 41,
+                           .max_timestamp_ms = 1000,
+                           .transactional = true,
+                           .control = true,
+                           .coordinator_epoch = 0});
+  EXPECT_EQ(t.first_unstable_offset(), 40);
+  t.clear();
+  EXPECT_FALSE(t.first_unstable_offset().has_value());
+}
+
 }  // namespace

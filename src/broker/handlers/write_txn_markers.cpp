@@ -1,0 +1,66 @@
+// WriteTxnMarkers: the transaction coordinator (or an admin client: `kafka-transactions abort`)
+// asks this broker to end producers' transactions on partitions it leads. Every marker of the
+// request is written by the partition service (a COMMIT or ABORT control batch per partition,
+// acks=all), and the answer gives one error per partition, grouped by producer id as Kafka's
+// response is: UNKNOWN_TOPIC_OR_PARTITION for a partition not hosted here,
+// TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the producer's last marker,
+// INVALID_PRODUCER_EPOCH for an epoch older than the producer's.
+#include <map>
+
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/partition_service.h"
+
+namespace weir::broker {
+
+namespace {
+
+using Response = WriteTxnMarkersHandler::Response;
+
+// The topic whose markers end transactional offset commits.
+constexpr std::string_view kConsumerOffsetsTopic = "__consumer_offsets";
+
+}  // namespace
+
+boost::asio::awaitable<HandlerResult<Response>> WriteTxnMarkersHandler::handle(RequestContext& ctx, Request& req) {
+  std::vector<MarkerSpec> specs;
+  for (const auto& m : req.markers) {
+    for (const auto& t : m.topics) {
+      for (const std::int32_t index : t.partition_indexes) {
+        specs.push_back(MarkerSpec{PartitionRef{t.name, index}, m.producer_id, m.producer_epoch, m.coordinator_epoch,
+                                   m.transaction_result});
+      }
+    }
+  }
+  std::vector<MarkerSpec> written = specs;
+  const std::vector<std::int16_t> errors = co_await ctx.broker.partitions().write_markers(std::move(written));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const MarkerSpec& s = specs[i];
+    if (errors[i] != 0 || s.ref.topic != kConsumerOffsetsTopic) continue;
+    // The group coordinator materialises or drops the producer's pending offsets of that partition.
+    // LEAD: co_await ctx.broker.groups().complete_transaction(s.ref.partition, s.producer_id, s.commit);
+  }
+
+  // One result per producer id (a producer named twice is answered once, as Kafka merges them),
+  // its topics and partitions in request order.
+  Response resp;
+  std::map<std::int64_t, std::size_t> by_producer;
+  std::size_t i = 0;
+  for (const auto& m : req.markers) {
+    auto [it, added] = by_producer.try_emplace(m.producer_id, resp.markers.size());
+    if (added) resp.markers.emplace_back().producer_id = m.producer_id;
+    auto& out = resp.markers[it->second];
+    for (const auto& t : m.topics) {
+      auto& out_topic = out.topics.emplace_back();
+      out_topic.name = t.name;
+      for (const std::int32_t index : t.partition_indexes) {
+        auto& p = out_topic.partitions.emplace_back();
+        p.partition_index = index;
+        p.error_code = errors[i++];
+      }
+    }
+  }
+  co_return resp;
+}
+
+}  // namespace weir::broker
