@@ -602,6 +602,20 @@ std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, 
   return out;
 }
 
+void Broker::undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created) {
+  for (const auto& p : created) {
+    if (auto r = logs_->remove(storage::TopicPartition{topic, p.index}); !r && r.error() != storage::Errc::kNotFound) {
+      spdlog::error("event=create_topic_undo_failed topic={} partition={} error=\"{}\"", topic, p.index, r.error());
+    }
+  }
+  protocol::DeleteTopicsRequest undo;
+  undo.topic_names.push_back(topic);
+  auto removal = controller_->delete_topics(undo, 5);
+  if (auto ok = commit(removal.records); !ok) {
+    spdlog::error("event=create_topic_undo_failed topic={} error=\"{}\"", topic, ok.error());
+  }
+}
+
 asio::awaitable<void> Broker::install(std::vector<NewPartition> parts) {
   FanOut<bool> fan;
   for (auto& np : parts) {
@@ -706,12 +720,24 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
       }
       return out;
     }
-    for (const auto& t : out.response.topics) {
+    for (auto& t : out.response.topics) {
       if (t.error_code != 0) continue;
       std::string error;
       auto parts = create_logs(t.name, &error);
-      if (!error.empty()) spdlog::error("create topic error=\"{}\"", error);
-      for (auto& p : parts) out.parts.push_back(std::move(p));
+      if (error.empty()) {
+        for (auto& p : parts) out.parts.push_back(std::move(p));
+        continue;
+      }
+      // All or nothing: a topic whose logs cannot all be created is taken back (its logs and
+      // its metadata records), so no half-created topic is left to fail produces or restarts.
+      spdlog::error("event=create_topic_failed topic={} error=\"{}\"", t.name, error);
+      undo_topic_creation(t.name, parts);
+      t.error_code = code(ErrorCode::kKafkaStorageError);
+      t.error_message = fmt::format("Failed to create the logs of topic {}: {}", t.name, error);
+      t.topic_id = Uuid{};
+      t.num_partitions = -1;
+      t.replication_factor = -1;
+      t.configs.reset();
     }
     out.catalog = build_catalog();
     return out;

@@ -176,6 +176,9 @@ class Broker final : public net::RequestSink {
   storage::LogConfig log_config_for(std::string_view topic) const;
   // Shard 0 only: creates (or finds) the logs of a topic's partitions.
   std::vector<NewPartition> create_logs(const std::string& topic, std::string* error);
+  // On the controller executor, after create_logs failed for a committed topic: removes the
+  // logs it created and the topic's metadata records.
+  void undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created);
   boost::asio::awaitable<void> install(std::vector<NewPartition> parts);
   struct Applied {
     std::shared_ptr<const Catalog> catalog;

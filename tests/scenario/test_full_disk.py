@@ -92,3 +92,34 @@ def test_full_disk_refuses_writes_keeps_acknowledged_data_and_recovers(weir_fact
     assert (len(acked2), errors2) == (2000, {})
     assert len(consume_all(b.bootstrap, again)) == 2000
     b.stop()  # a clean exit (code 0) after all that
+
+
+def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small_disk, topic_name):
+    """A CreateTopics whose logs cannot be created answers KAFKA_STORAGE_ERROR, leaves no topic
+    (in Metadata or on disk) behind, logs the errno, and after a restart, once space is freed, the
+    same topic can be created and used."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    data = small_disk / "data"
+    b = weir_factory(settings={"log.dirs": str(data)})
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    filler = small_disk / "filler"
+    # Fill the disk: dd stops at ENOSPC (non-zero exit, expected).
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M"], capture_output=True)
+    fut = admin.create_topics([NewTopic(topic_name, 8, 1)], request_timeout=30)[topic_name]
+    with pytest.raises(Exception) as failed:
+        fut.result(60)
+    assert failed.value.args[0].name() == "KAFKA_STORAGE_ERROR", failed.value
+    assert b.running
+    assert topic_name not in admin.list_topics(timeout=30).topics
+    assert not [d for d in data.iterdir() if d.name.startswith(topic_name)]
+    assert "No space left on device" in b.log_path.read_text(errors="replace")
+
+    filler.unlink()
+    b.restart()
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    assert topic_name not in admin.list_topics(timeout=30).topics
+    admin.create_topics([NewTopic(topic_name, 8, 1)])[topic_name].result(60)
+    acked, errors = produce(b.bootstrap, topic_name, 100)
+    assert (len(acked), errors) == (100, {})
+    b.stop()
