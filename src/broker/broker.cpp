@@ -19,6 +19,7 @@
 #include "base/uuid.h"
 #include "broker/async.h"
 #include "broker/group_service.h"
+#include "broker/txn_host.h"
 #include "broker/handlers/registry.h"
 #include "broker/partition_service.h"
 #include "base/log.h"
@@ -200,6 +201,8 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   shards_ = std::make_unique<ShardSet>(std::move(executors));
   partitions_ = std::make_unique<PartitionService>(*shards_);
   groups_ = std::make_unique<GroupService>(*this);
+  txns_ = std::make_unique<TxnService>(*this);
+  partitions_->set_verifier(&txns_->verifier());
   compressed_batches_ = std::make_unique<CompressedBatches>(
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
@@ -332,6 +335,7 @@ std::string Broker::start() {
       group_host(shards_->owner(kOffsetsTopic, i), i);
     }
   }
+  txns_->start();
   return {};
 }
 
@@ -523,6 +527,7 @@ void Broker::stop() {
   if (compressed_batches_) compressed_batches_->stop();
   // Coordinators hold timers on the executors and pointers into the logs: first to go.
   group_hosts_.clear();
+  if (txns_) txns_->stop();
   if (logs_) {
     // The executors have stopped: every partition's producer state is snapshotted at its log end.
     for (std::size_t s = 0; shards_ && s < shards_->count(); ++s) {

@@ -52,6 +52,8 @@ namespace weir::broker {
 
 class GroupService;
 class PartitionService;
+class TxnService;
+struct MarkerSpec;
 
 // Identity of this node as clients see it.
 struct NodeInfo {
@@ -118,6 +120,12 @@ class Broker final : public net::RequestSink {
   [[nodiscard]] PartitionService& partitions() { return *partitions_; }
   // The group coordinators, as the group handlers reach them.
   [[nodiscard]] GroupService& groups() { return *groups_; }
+  // The transaction coordinators (txn_host.h), as the transaction handlers reach them.
+  [[nodiscard]] TxnService& txns() { return *txns_; }
+  // Writes transaction markers for the transaction coordinators: one error code per spec, in
+  // order, once each marker is durable.
+  boost::asio::awaitable<std::vector<std::int16_t>> write_txn_markers(std::vector<MarkerSpec> specs);
+  [[nodiscard]] const Clock& clock() const { return clock_; }
 
   // Runs a controller operation on shard 0, makes its records durable and applied, publishes the
   // new catalog, creates logs for new partitions and pushes changed topic configs to the logs.
@@ -209,6 +217,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<ShardSet> shards_;
   std::unique_ptr<PartitionService> partitions_;
   std::unique_ptr<GroupService> groups_;
+  std::unique_ptr<TxnService> txns_;
   std::unique_ptr<CompressedBatches> compressed_batches_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   std::unique_ptr<storage::LogManager> logs_;

@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/java_hash.h"
 #include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/partition_service.h"
@@ -33,39 +34,7 @@ constexpr std::int32_t kLoadReadBytes = 1 << 20;
 }  // namespace
 
 std::int32_t group_partition_for(std::string_view group_id, std::int32_t partitions) {
-  // UTF-8 -> UTF-16 code units, hashed as java.lang.String.hashCode does (wrapping int32).
-  std::uint32_t h = 0;
-  auto mix = [&](std::uint32_t unit) { h = h * 31u + unit; };
-  for (std::size_t i = 0; i < group_id.size();) {
-    const auto c = static_cast<unsigned char>(group_id[i]);
-    std::uint32_t cp = c;
-    std::size_t len = 1;
-    if (c >= 0xF0 && i + 3 < group_id.size()) {
-      cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu) << 12) |
-           ((static_cast<unsigned char>(group_id[i + 2]) & 0x3Fu) << 6) |
-           (static_cast<unsigned char>(group_id[i + 3]) & 0x3Fu);
-      len = 4;
-    } else if (c >= 0xE0 && i + 2 < group_id.size()) {
-      cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu) << 6) |
-           (static_cast<unsigned char>(group_id[i + 2]) & 0x3Fu);
-      len = 3;
-    } else if (c >= 0xC0 && i + 1 < group_id.size()) {
-      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(group_id[i + 1]) & 0x3Fu);
-      len = 2;
-    }
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      mix(0xD800u + (cp >> 10));
-      mix(0xDC00u + (cp & 0x3FFu));
-    } else {
-      mix(cp);
-    }
-    i += len;
-  }
-  const auto signed_hash = static_cast<std::int32_t>(h);
-  // Kafka's Utils.abs maps Integer.MIN_VALUE to 0.
-  const std::int32_t abs = signed_hash == std::numeric_limits<std::int32_t>::min() ? 0 : std::abs(signed_hash);
-  return partitions > 0 ? abs % partitions : 0;
+  return java_partition_for(group_id, partitions);
 }
 
 GroupWaiter::GroupWaiter(asio::any_io_executor ex) : timer(std::move(ex)) {

@@ -1,5 +1,7 @@
 #include "broker/metrics_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -7,11 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "broker/async.h"
 #include "broker/broker.h"
 #include "broker/handlers/registry.h"
+#include "broker/txn_host.h"
 #include "metrics/exposition.h"
 #include "net/server.h"
 #include "protocol/error_names.h"
@@ -83,8 +84,10 @@ ShardSample sample_shard(Broker& broker, const net::Server& server, std::size_t 
   const RequestStats& stats = broker.request_stats(shard);
   for (const auto& a : apis) {
     const ApiStats& s = stats.apis[static_cast<std::size_t>(a.key)];
-    ApiSample sample{s.requests.value(), {}, s.error_responses.value(), s.request_bytes.value(),
-                     s.response_bytes.value(), s.in_flight.value(), s.latency_us.snapshot()};
+    ApiSample sample{s.requests.value(),        {},
+                     s.error_responses.value(), s.request_bytes.value(),
+                     s.response_bytes.value(),  s.in_flight.value(),
+                     s.latency_us.snapshot()};
     for (std::size_t v = 0; v < kCountedVersions; ++v) sample.by_version[v] = s.requests_by_version[v].value();
     out.apis.push_back(std::move(sample));
   }
@@ -130,7 +133,8 @@ std::string api_name(std::int16_t key) {
   return d != nullptr ? std::string(d->name) : std::to_string(key);
 }
 
-void render_requests(metrics::Exposition& x, const std::vector<ServedApi>& apis, const std::vector<ShardSample>& shards) {
+void render_requests(metrics::Exposition& x, const std::vector<ServedApi>& apis,
+                     const std::vector<ShardSample>& shards) {
   std::vector<ApiSample> total(apis.size());
   for (const auto& s : shards) {
     for (std::size_t i = 0; i < apis.size(); ++i) total[i].add(s.apis[i]);
@@ -143,7 +147,8 @@ void render_requests(metrics::Exposition& x, const std::vector<ServedApi>& apis,
   };
   per_api("weir_requests_total", Type::kCounter, "Requests received, by API.",
           [](const ApiSample& a) { return a.requests; });
-  x.family("weir_requests_by_version_total", Type::kCounter, "Requests received, by API and version (versions used so far).");
+  x.family("weir_requests_by_version_total", Type::kCounter,
+           "Requests received, by API and version (versions used so far).");
   for (std::size_t i = 0; i < apis.size(); ++i) {
     for (std::size_t v = 0; v < kCountedVersions; ++v) {
       if (total[i].by_version[v] == 0) continue;
@@ -188,7 +193,9 @@ void render_requests(metrics::Exposition& x, const std::vector<ServedApi>& apis,
     const std::string_view name = protocol::error_name(error_code);
     const std::string code_text = std::to_string(error_code);
     x.sample("weir_errors_total",
-             {{"api", api_name(api)}, {"error", name.empty() ? std::string_view(code_text) : name}, {"code", code_text},
+             {{"api", api_name(api)},
+              {"error", name.empty() ? std::string_view(code_text) : name},
+              {"code", code_text},
               {"scope", (k & 1) != 0 ? "request" : "entry"}},
              n);
   }
@@ -317,7 +324,8 @@ void render_partitions(metrics::Exposition& x, std::vector<PartitionSample>& par
          [](const PartitionSample& p) { return p.traffic.bytes_out; });
 }
 
-void render_groups(metrics::Exposition& x, std::vector<GroupSample>& groups, const std::vector<PartitionSample>& parts) {
+void render_groups(metrics::Exposition& x, std::vector<GroupSample>& groups,
+                   const std::vector<PartitionSample>& parts) {
   std::ranges::sort(groups, {}, &GroupSample::group);
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> end_offsets;
   for (const auto& p : parts) end_offsets[{p.topic, p.partition}] = p.log_end_offset;
@@ -394,6 +402,20 @@ boost::asio::awaitable<std::string> render_metrics(Broker& broker, const net::Se
   x.sample("weir_fetch_session_evictions_total", {}, sessions.evictions());
   x.family("weir_incremental_fetches_total", Type::kCounter, "Fetches served on an incremental session.");
   x.sample("weir_incremental_fetches_total", {}, sessions.incremental_fetches());
+  // Transaction coordinators (txn_host.h), summed over the partitions this node hosts.
+  const TxnMetrics t = co_await broker.txns().metrics();
+  x.family("weir_transactions_ongoing", Type::kGauge, "Transactions in state Ongoing.");
+  x.sample("weir_transactions_ongoing", {}, t.ongoing);
+  x.family("weir_transactions_committed_total", Type::kCounter, "Transactions completed as committed.");
+  x.sample("weir_transactions_committed_total", {}, t.committed);
+  x.family("weir_transactions_aborted_total", Type::kCounter, "Transactions completed as aborted.");
+  x.sample("weir_transactions_aborted_total", {}, t.aborted);
+  x.family("weir_transactions_timed_out_total", Type::kCounter,
+           "Transactions aborted by the coordinator for exceeding their timeout.");
+  x.sample("weir_transactions_timed_out_total", {}, t.timed_out);
+  x.family("weir_transaction_oldest_ongoing_age_seconds", Type::kGauge,
+           "Age of the oldest Ongoing transaction (0 when none).");
+  x.sample("weir_transaction_oldest_ongoing_age_seconds", {}, static_cast<double>(t.oldest_ongoing_age_ms) / 1000.0);
   co_return x.take();
 }
 

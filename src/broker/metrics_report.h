@@ -17,7 +17,9 @@
 //   weir_group_rebalances_total{group}, weir_group_committed_offset{group,topic,partition},
 //   weir_group_lag{group,topic,partition},
 //   weir_fetch_sessions, weir_fetch_session_partitions, weir_fetch_session_evictions_total,
-//   weir_incremental_fetches_total.
+//   weir_incremental_fetches_total,
+//   weir_transactions_ongoing, weir_transactions_{committed,aborted,timed_out}_total,
+//   weir_transaction_oldest_ongoing_age_seconds.
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 #include "broker/errors.h"
 #include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
+#include "broker/txn_host.h"
 #include "metadata/errc.h"
 
 namespace weir::broker {
@@ -63,8 +64,8 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
     // Share groups are not served: Kafka answers INVALID_REQUEST while share.version is off.
     error = code(ErrorCode::kInvalidRequest);
   } else if (req.key_type == kKeyTypeTransaction) {
-    // The transaction coordinator is not served yet: clients retry.
-    error = code(ErrorCode::kCoordinatorNotAvailable);
+    // As Kafka: __transaction_state is created on the first lookup of a transaction coordinator.
+    if (!co_await broker.txns().ensure_topic()) error = code(ErrorCode::kCoordinatorNotAvailable);
   } else if (!co_await broker.ensure_offsets_topic()) {
     error = code(ErrorCode::kCoordinatorNotAvailable);
   }

@@ -66,6 +66,16 @@
 #include "protocol/gen/describe_producers_response.h"
 #include "protocol/gen/describe_topic_partitions_request.h"
 #include "protocol/gen/describe_topic_partitions_response.h"
+#include "protocol/gen/add_partitions_to_txn_request.h"
+#include "protocol/gen/add_partitions_to_txn_response.h"
+#include "protocol/gen/add_offsets_to_txn_request.h"
+#include "protocol/gen/add_offsets_to_txn_response.h"
+#include "protocol/gen/end_txn_request.h"
+#include "protocol/gen/end_txn_response.h"
+#include "protocol/gen/describe_transactions_request.h"
+#include "protocol/gen/describe_transactions_response.h"
+#include "protocol/gen/list_transactions_request.h"
+#include "protocol/gen/list_transactions_response.h"
 #include "protocol/gen/write_txn_markers_request.h"
 #include "protocol/gen/write_txn_markers_response.h"
 
@@ -129,6 +139,11 @@ WEIR_HANDLER(TxnOffsetCommit, 0, 4);
 WEIR_HANDLER(DescribeLogDirs, 1, 5);
 WEIR_HANDLER(DescribeProducers, 0, 0);
 WEIR_HANDLER(DescribeTopicPartitions, 0, 0);
+WEIR_HANDLER(AddPartitionsToTxn, 0, 5);
+WEIR_HANDLER(AddOffsetsToTxn, 0, 4);
+WEIR_HANDLER(EndTxn, 0, 5);
+WEIR_HANDLER(DescribeTransactions, 0, 0);
+WEIR_HANDLER(ListTransactions, 0, 2);
 WEIR_HANDLER(WriteTxnMarkers, 1, 2);
 
 #undef WEIR_HANDLER

@@ -17,7 +17,9 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                SyncGroupHandler, HeartbeatHandler, LeaveGroupHandler, DescribeGroupsHandler,
                                ListGroupsHandler, DeleteGroupsHandler, OffsetCommitHandler, OffsetFetchHandler,
                                OffsetDeleteHandler, TxnOffsetCommitHandler, DescribeLogDirsHandler,
-                               DescribeProducersHandler, DescribeTopicPartitionsHandler, WriteTxnMarkersHandler>;
+                               DescribeProducersHandler, DescribeTopicPartitionsHandler, AddPartitionsToTxnHandler,
+                               AddOffsetsToTxnHandler, EndTxnHandler, DescribeTransactionsHandler,
+                               ListTransactionsHandler, WriteTxnMarkersHandler>;
 
 struct ServedApi {
   std::int16_t key;

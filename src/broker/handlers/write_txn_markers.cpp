@@ -8,7 +8,6 @@
 #include <map>
 
 #include "broker/broker.h"
-#include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "broker/partition_service.h"
 
@@ -17,9 +16,6 @@ namespace weir::broker {
 namespace {
 
 using Response = WriteTxnMarkersHandler::Response;
-
-// The topic whose markers end transactional offset commits.
-constexpr std::string_view kConsumerOffsetsTopic = "__consumer_offsets";
 
 }  // namespace
 
@@ -33,14 +29,9 @@ boost::asio::awaitable<HandlerResult<Response>> WriteTxnMarkersHandler::handle(R
       }
     }
   }
+  // Written, and for __consumer_offsets the group coordinator told (Broker::write_txn_markers).
   std::vector<MarkerSpec> written = specs;
-  const std::vector<std::int16_t> errors = co_await ctx.broker.partitions().write_markers(std::move(written));
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const MarkerSpec& s = specs[i];
-    if (errors[i] != 0 || s.ref.topic != kConsumerOffsetsTopic) continue;
-    // The group coordinator materialises or drops the producer's pending offsets of that partition.
-    (void)co_await ctx.broker.groups().complete_transaction(s.ref.partition, s.producer_id, s.commit);
-  }
+  const std::vector<std::int16_t> errors = co_await ctx.broker.write_txn_markers(std::move(written));
 
   // One result per producer id (a producer named twice is answered once, as Kafka merges them),
   // its topics and partitions in request order.
