@@ -1,19 +1,20 @@
 #include "broker/group_host.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <limits>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
 
 #include "base/java_hash.h"
 #include "broker/broker.h"
+#include "broker/coordinator_log.h"
 #include "broker/errors.h"
 #include "broker/partition_service.h"
 #include "group/offsets_load.h"
@@ -24,14 +25,6 @@
 namespace weir::broker {
 
 namespace asio = boost::asio;
-
-namespace {
-
-// Decompressed size allowed for one batch of `__consumer_offsets` at load.
-constexpr std::size_t kMaxLoadBatchBytes = 64u << 20;
-constexpr std::int32_t kLoadReadBytes = 1 << 20;
-
-}  // namespace
 
 std::int32_t group_partition_for(std::string_view group_id, std::int32_t partitions) {
   return java_partition_for(group_id, partitions);
@@ -64,56 +57,26 @@ GroupHost::GroupHost(Broker& broker, std::size_t shard, std::int32_t partition_i
 
 GroupHost::~GroupHost() { *alive_ = false; }
 
-Partition* GroupHost::partition() const {
-  return broker_.shards().table(shard_).find(kOffsetsTopic, partition_index_);
-}
+Partition* GroupHost::partition() const { return broker_.shards().table(shard_).find(kOffsetsTopic, partition_index_); }
 
 bool GroupHost::load() {
   coordinator_ = std::make_unique<group::GroupCoordinator>(config_);
   Partition* p = partition();
   if (p == nullptr) return false;
   const auto started = std::chrono::steady_clock::now();
-  auto& log = p->log();
-  std::int64_t offset = log.log_start_offset();
-  const std::int64_t end = log.log_end_offset();
-  std::vector<std::uint8_t> buf;
   std::size_t records = 0;
   std::size_t skipped = 0;
-  bool ok = true;
-  while (ok && offset < end) {
-    auto read = log.read(offset, kLoadReadBytes, end, true);
-    if (!read) {
-      spdlog::error("cannot read {}-{} at offset {}: {}", kOffsetsTopic, partition_index_, offset,
-                    storage::to_string(read.error()));
-      ok = false;
-      break;
-    }
-    buf.clear();
-    if (auto copied = read->append_to(buf); !copied) {
-      spdlog::error("cannot read {}-{} at offset {}: {}", kOffsetsTopic, partition_index_, offset,
-                    storage::to_string(copied.error()));
-      ok = false;
-      break;
-    }
-    if (buf.empty()) break;
-    record::BatchSplitter splitter(std::as_bytes(std::span<const std::uint8_t>(buf)));
-    const std::int64_t before = offset;
-    for (;;) {
-      auto next = splitter.next();
-      if (!next || !*next) break;
-      const record::RecordBatchView& batch = **next;
-      offset = batch.base_offset() + batch.last_offset_delta() + 1;
-      // Transactional offsets replay as pending, and markers commit or abort them.
-      const group::BatchReplay replayed = group::replay_batch(*coordinator_, batch, kMaxLoadBatchBytes);
-      records += replayed.records;
-      skipped += replayed.skipped;
-      if (replayed.unreadable) {
-        spdlog::warn("skipping an unreadable batch of {}-{} at offset {}", kOffsetsTopic, partition_index_,
-                     batch.base_offset());
-      }
-    }
-    if (offset <= before) break;  // no whole batch: nothing more to read
-  }
+  const bool ok =
+      read_coordinator_log(p->log(), kOffsetsTopic, partition_index_, [&](const record::RecordBatchView& batch) {
+        // Transactional offsets replay as pending, and markers commit or abort them.
+        const group::BatchReplay replayed = group::replay_batch(*coordinator_, batch, kMaxCoordinatorBatchBytes);
+        records += replayed.records;
+        skipped += replayed.skipped;
+        if (replayed.unreadable) {
+          spdlog::warn("skipping an unreadable batch of {}-{} at offset {}", kOffsetsTopic, partition_index_,
+                       batch.base_offset());
+        }
+      });
   coordinator_->finish_replay(now_ms());
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
@@ -287,7 +250,8 @@ void GroupHost::rearm() {
 }
 
 void GroupHost::arm_expiry() {
-  expiry_timer_.expires_after(std::chrono::milliseconds(std::max<std::int64_t>(1, config_.offsets_retention_check_interval_ms)));
+  expiry_timer_.expires_after(
+      std::chrono::milliseconds(std::max<std::int64_t>(1, config_.offsets_retention_check_interval_ms)));
   expiry_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     apply(coordinator_->expire_offsets(now_ms()));

@@ -1,7 +1,5 @@
 #include "broker/txn_host.h"
 
-#include "broker/group_service.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include "base/java_hash.h"
 #include "broker/async.h"
 #include "broker/broker.h"
+#include "broker/coordinator_log.h"
 #include "broker/errors.h"
 #include "broker/group_service.h"
 #include "broker/partition.h"
@@ -28,9 +27,6 @@ namespace weir::broker {
 namespace asio = boost::asio;
 
 namespace {
-
-constexpr std::size_t kMaxLoadBatchBytes = 64u << 20;
-constexpr std::int32_t kLoadReadBytes = 1 << 20;
 
 std::span<const std::uint8_t> as_u8(ByteSpan b) { return {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()}; }
 
@@ -84,60 +80,32 @@ bool TxnHost::load() {
   coordinator_ = std::make_unique<txn::TransactionCoordinator>(cc);
   if (p == nullptr) return false;
   const auto started = std::chrono::steady_clock::now();
-  auto& log = p->log();
-  std::int64_t offset = log.log_start_offset();
-  const std::int64_t end = log.log_end_offset();
-  std::vector<std::uint8_t> buf;
   std::size_t records = 0;
   std::size_t skipped = 0;
-  bool ok = true;
-  while (ok && offset < end) {
-    auto read = log.read(offset, kLoadReadBytes, end, true);
-    if (!read) {
-      spdlog::error("cannot read {}-{} at offset {}: {}", kTransactionStateTopic, partition_index_, offset,
-                    storage::to_string(read.error()));
-      ok = false;
-      break;
-    }
-    buf.clear();
-    if (auto copied = read->append_to(buf); !copied) {
-      spdlog::error("cannot read {}-{} at offset {}: {}", kTransactionStateTopic, partition_index_, offset,
-                    storage::to_string(copied.error()));
-      ok = false;
-      break;
-    }
-    if (buf.empty()) break;
-    record::BatchSplitter splitter(std::as_bytes(std::span<const std::uint8_t>(buf)));
-    const std::int64_t before = offset;
-    for (;;) {
-      auto next = splitter.next();
-      if (!next || !*next) break;
-      const record::RecordBatchView& batch = **next;
-      offset = batch.base_offset() + batch.last_offset_delta() + 1;
-      if (batch.is_control()) continue;
-      auto section = record::read_records_section(batch, kMaxLoadBatchBytes);
-      if (!section) {
-        spdlog::warn("skipping an unreadable batch of {}-{} at offset {}: {}", kTransactionStateTopic, partition_index_,
-                     batch.base_offset(), record::to_string(section.error()));
-        continue;
-      }
-      auto st = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
-        if (!r.key) return;
-        std::optional<std::span<const std::uint8_t>> value;
-        if (r.value) value = as_u8(*r.value);
-        if (auto replayed = coordinator_->replay(as_u8(*r.key), value); !replayed) {
-          ++skipped;
-        } else {
-          ++records;
+  const bool ok = read_coordinator_log(
+      p->log(), kTransactionStateTopic, partition_index_, [&](const record::RecordBatchView& batch) {
+        if (batch.is_control()) return;
+        auto section = record::read_records_section(batch, kMaxCoordinatorBatchBytes);
+        if (!section) {
+          spdlog::warn("skipping an unreadable batch of {}-{} at offset {}: {}", kTransactionStateTopic,
+                       partition_index_, batch.base_offset(), record::to_string(section.error()));
+          return;
+        }
+        auto st = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
+          if (!r.key) return;
+          std::optional<std::span<const std::uint8_t>> value;
+          if (r.value) value = as_u8(*r.value);
+          if (auto replayed = coordinator_->replay(as_u8(*r.key), value); !replayed) {
+            ++skipped;
+          } else {
+            ++records;
+          }
+        });
+        if (!st) {
+          spdlog::warn("skipping a malformed batch of {}-{} at offset {}", kTransactionStateTopic, partition_index_,
+                       batch.base_offset());
         }
       });
-      if (!st) {
-        spdlog::warn("skipping a malformed batch of {}-{} at offset {}", kTransactionStateTopic, partition_index_,
-                     batch.base_offset());
-      }
-    }
-    if (offset <= before) break;
-  }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   if (records > 0 || skipped > 0) {

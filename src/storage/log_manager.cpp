@@ -141,19 +141,16 @@ Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const U
   if (PartitionLog* existing = get(tp)) return existing;
   const fs::path dir = dir_ / to_string(tp);
   auto existed = fs_.exists(dir);
-  if (auto ok = prepare(tp, topic_id); !ok) return unexpected(ok.error());
+  // A directory prepare() made is used as it is (writing partition.metadata again could fail
+  // where the first write fit).
+  if (!prepared_.contains(tp)) {
+    if (auto ok = prepare(tp, topic_id); !ok) return unexpected(ok.error());
+  }
+  prepared_.erase(tp);
   FileCache::clear_last_failure();
   auto log = PartitionLog::open(fs_, dir, config, clock_, RecoveryHint{.clean_shutdown = true});
   if (!log) {
-    const std::optional<IoFailure> failure = FileCache::take_last_failure();
-    const bool removed = existed && !*existed && remove_all(fs_, dir).has_value();
-    log::get("storage")->error(
-        "event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
-        log::kv("op", failure ? failure->op : std::string("-")),
-        log::kv("path", failure ? failure->path.string() : dir.string()),
-        log::kv("error", failure ? to_string(failure->error) : std::string(to_string(log.error()))),
-        log::kv("dir_removed", removed));
-    last_create_failure_ = failure;
+    create_failed(tp, dir, existed && !*existed, log.error());
     return unexpected(log.error());
   }
   PartitionLog* out = log->get();
@@ -177,22 +174,27 @@ Result<void, Errc> LogManager::prepare(const TopicPartition& tp, const Uuid& top
   };
   auto made = make();
   if (!made) {
-    const std::optional<IoFailure> failure = FileCache::take_last_failure();
-    const bool removed = existed && !*existed && remove_all(fs_, dir).has_value();
-    log::get("storage")->error(
-        "event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
-        log::kv("op", failure ? failure->op : std::string("-")),
-        log::kv("path", failure ? failure->path.string() : dir.string()),
-        log::kv("error", failure ? to_string(failure->error) : std::string(to_string(made.error()))),
-        log::kv("dir_removed", removed));
-    last_create_failure_ = failure;
+    create_failed(tp, dir, existed && !*existed, made.error());
     return unexpected(made.error());
   }
+  prepared_.insert(tp);
   return {};
+}
+
+void LogManager::create_failed(const TopicPartition& tp, const fs::path& dir, bool made_dir, Errc error) {
+  const std::optional<IoFailure> failure = FileCache::take_last_failure();
+  const bool removed = made_dir && remove_all(fs_, dir).has_value();
+  log::get("storage")->error("event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
+                             log::kv("op", failure ? failure->op : std::string("-")),
+                             log::kv("path", failure ? failure->path.string() : dir.string()),
+                             log::kv("error", failure ? to_string(failure->error) : std::string(to_string(error))),
+                             log::kv("dir_removed", removed));
+  last_create_failure_ = failure;
 }
 
 void LogManager::discard_prepared(const TopicPartition& tp) {
   WEIR_ASSERT(!closed_);
+  prepared_.erase(tp);
   if (get(tp) != nullptr) return;
   const fs::path dir = dir_ / to_string(tp);
   if (auto ok = remove_all(fs_, dir); !ok && !ok.error().not_found()) {

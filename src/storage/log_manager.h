@@ -124,6 +124,11 @@ class LogManager {
   [[nodiscard]] Result<void, Errc> close();
 
  private:
+  // A failed create() or prepare(): removes the directory if this call made it, logs one
+  // `event=partition_create_failed` line, remembers the failure.
+  void create_failed(const TopicPartition& tp, const std::filesystem::path& dir, bool made_dir, Errc error);
+  // Partitions whose directory prepare() made and create() has not opened yet.
+  std::set<TopicPartition> prepared_;
   struct Entry {
     std::unique_ptr<PartitionLog> log;
     std::optional<Uuid> topic_id;
