@@ -763,6 +763,17 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
     if (result.records.empty()) return out;
     if (auto ok = commit(result.records); !ok) {
       spdlog::error("create topics failed error=\"{}\"", ok.error());
+      // Nothing was recorded: the directories made ahead of the records go again.
+      std::map<Uuid, std::string> names;
+      for (const auto& r : result.records) {
+        if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) names[t->topic_id] = t->name;
+      }
+      for (const auto& r : result.records) {
+        const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
+        if (pr != nullptr && names.contains(pr->topic_id)) {
+          logs_->discard_prepared(storage::TopicPartition{names[pr->topic_id], pr->partition_id});
+        }
+      }
       for (auto& t : out.response.topics) {
         if (t.error_code == 0) {
           t.error_code = code(ErrorCode::kKafkaStorageError);
