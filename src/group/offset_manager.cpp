@@ -39,6 +39,21 @@ bool OffsetManager::metadata_too_large(const std::optional<std::string>& metadat
 
 // ---- Commits --------------------------------------------------------------------------------
 
+namespace {
+
+// A partition of an OffsetCommit or a TxnOffsetCommit, as the offset it commits at now_ms.
+template <class Part>
+CommittedOffset offset_of(const Part& part, std::int64_t now_ms) {
+  CommittedOffset o;
+  o.offset = part.committed_offset;
+  o.leader_epoch = part.committed_leader_epoch;
+  o.metadata = part.committed_metadata.value_or("");
+  o.commit_timestamp_ms = now_ms;
+  return o;
+}
+
+}  // namespace
+
 p::OffsetCommitResponse OffsetManager::commit(const p::OffsetCommitRequest& req, std::int16_t version,
                                               std::int64_t now_ms, Error group_error, std::vector<Record>& records) {
   p::OffsetCommitResponse resp;
@@ -53,11 +68,7 @@ p::OffsetCommitResponse OffsetManager::commit(const p::OffsetCommitRequest& req,
       if (e == Error::kNone && metadata_too_large(part.committed_metadata)) e = Error::kOffsetMetadataTooLarge;
       rp.error_code = code(e);
       if (e != Error::kNone) continue;
-      CommittedOffset o;
-      o.offset = part.committed_offset;
-      o.leader_epoch = part.committed_leader_epoch;
-      o.metadata = part.committed_metadata.value_or("");
-      o.commit_timestamp_ms = now_ms;
+      CommittedOffset o = offset_of(part, now_ms);
       if (version <= 4 && req.retention_time_ms != -1) o.expire_timestamp_ms = now_ms + req.retention_time_ms;
       o.record_position = next_position();
       records.push_back(offset_record(req.group_id, topic.name, part.partition_index, &o));
@@ -82,11 +93,7 @@ p::TxnOffsetCommitResponse OffsetManager::commit_transactional(const p::TxnOffse
       if (e == Error::kNone && metadata_too_large(part.committed_metadata)) e = Error::kOffsetMetadataTooLarge;
       rp.error_code = code(e);
       if (e != Error::kNone) continue;
-      CommittedOffset o;
-      o.offset = part.committed_offset;
-      o.leader_epoch = part.committed_leader_epoch;
-      o.metadata = part.committed_metadata.value_or("");
-      o.commit_timestamp_ms = now_ms;
+      CommittedOffset o = offset_of(part, now_ms);
       o.record_position = next_position();
       records.push_back(offset_record(req.group_id, topic.name, part.partition_index, &o));
       put_pending(req.producer_id, req.group_id, {topic.name, part.partition_index}, std::move(o));
