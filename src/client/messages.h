@@ -67,6 +67,15 @@ WEIR_CLIENT_API(ListTransactions)
 WEIR_CLIENT_API(ConsumerGroupHeartbeat)
 WEIR_CLIENT_API(ConsumerGroupDescribe)
 WEIR_CLIENT_API(DescribeTopicPartitions)
+WEIR_CLIENT_API(AlterPartition)
+WEIR_CLIENT_API(UpdateFeatures)
+WEIR_CLIENT_API(DescribeQuorum)
+WEIR_CLIENT_API(Envelope)
+WEIR_CLIENT_API(FetchSnapshot)
+WEIR_CLIENT_API(BrokerRegistration)
+WEIR_CLIENT_API(BrokerHeartbeat)
+WEIR_CLIENT_API(AllocateProducerIds)
+WEIR_CLIENT_API(AlterPartitionReassignments)
 #undef WEIR_CLIENT_API
 
 }  // namespace weir::client
