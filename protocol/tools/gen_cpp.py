@@ -326,6 +326,15 @@ class Gen:
         return ['%s%s.encode(%s, version);' % (p, src, w)]
 
     def struct_impl(self, qual, fields):
+        # A field named Version (KRaft control records) becomes a member `version`, which the
+        # functions' parameter of that name hides: such members are reached through this->.
+        if any(member_name(f) == 'version' for f in fields):
+            body = self._struct_impl(qual, fields, lambda f: 'this->' + member_name(f))
+            return (['#pragma GCC diagnostic push', '#pragma GCC diagnostic ignored "-Wshadow"'] + body +
+                    ['#pragma GCC diagnostic pop', ''])
+        return self._struct_impl(qual, fields, member_name)
+
+    def _struct_impl(self, qual, fields, member_name):
         out = []
         tagged = sorted([f for f in fields if f.is_tagged], key=lambda f: f.tag)
         tag_index = {id(f): i for i, f in enumerate(f for f in fields if f.is_tagged)}
@@ -389,7 +398,7 @@ class Gen:
                 cond = f.tagged.cond('version', within=None)
                 mn = member_name(f)
                 out.append('    if ((%s) && ((tagged_seen & (1u << %d)) != 0 || !(%s == kDefaults.%s))) {'
-                           % (cond, tag_index[id(f)], mn, mn))
+                           % (cond, tag_index[id(f)], mn, mn.removeprefix('this->')))
                 out.append('      Bytes buf;')
                 out.append('      Writer tw(buf);')
                 out.extend(self.write_value(f, mn, False, 6, 'tw'))
