@@ -27,6 +27,17 @@ T stored(const T& r) {
   return out;
 }
 
+// Endpoints and features of a broker or controller registration are maps keyed by name in
+// Kafka's image (BrokerRegistration, ControllerRegistration): kept sorted by name, so that a
+// registration from a snapshot (sorted) equals the same one from the log (in the broker's order).
+template <class T>
+T canonical_registration(const T& r) {
+  T out = stored(r);
+  std::ranges::sort(out.end_points, {}, [](const auto& e) -> const std::string& { return e.name; });
+  std::ranges::sort(out.features, {}, [](const auto& f) -> const std::string& { return f.name; });
+  return out;
+}
+
 PartitionImage from_record(const PartitionRecord& r) {
   PartitionImage p;
   p.partition_id = r.partition_id;
@@ -251,7 +262,7 @@ Status<StoreErrc> MetadataImage::apply(const ProducerIdsRecord& r) {
 }
 
 Status<StoreErrc> MetadataImage::apply(const RegisterBrokerRecord& r) {
-  BrokerRegistration b = stored(r);
+  BrokerRegistration b = canonical_registration(r);
   brokers_.insert_or_assign(r.broker_id, std::move(b));
   return {};
 }
@@ -330,7 +341,7 @@ Status<StoreErrc> MetadataImage::apply(const BrokerRegistrationChangeRecord& r) 
 }
 
 Status<StoreErrc> MetadataImage::apply(const RegisterControllerRecord& r) {
-  ControllerRegistration c = stored(r);
+  ControllerRegistration c = canonical_registration(r);
   mutable_aux().controllers.insert_or_assign(r.controller_id, std::move(c));
   return {};
 }

@@ -83,6 +83,7 @@ struct TopicImage {
 
 // A broker as registered: its latest RegisterBrokerRecord, with Fenced, InControlledShutdown,
 // LogDirs and CordonedLogDirs updated by the Fence/Unfence/BrokerRegistrationChange records since.
+// Its EndPoints and Features are sorted by name (Kafka's image holds them as maps by name).
 using BrokerRegistration = RegisterBrokerRecord;
 // A controller as registered: its latest RegisterControllerRecord.
 using ControllerRegistration = RegisterControllerRecord;
