@@ -1,5 +1,7 @@
-// Metadata records: the typed changes the metadata log carries (topics, partitions, configs,
-// producer-id blocks, brokers, features), and their on-disk framing.
+// Metadata records: the typed changes the metadata log carries — every record type of kind
+// `metadata` that Apache Kafka 4.3.1 writes (brokers, controllers, topics, partitions, configs,
+// producer-id blocks, features, ACLs, client quotas, SCRAM credentials, delegation tokens,
+// metadata transactions, ...) — and their on-disk framing.
 //
 // Each record is the value of one record in a RecordBatch v2 of the metadata log; the record key
 // is null. The value is Kafka's metadata-log framing (AbstractApiMessageSerde in Kafka):
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <variant>
@@ -24,31 +27,64 @@
 #include "base/result.h"
 #include "metadata/errc.h"
 #include "protocol/codec.h"
+#include "protocol/gen/abort_transaction_record.h"
+#include "protocol/gen/access_control_entry_record.h"
+#include "protocol/gen/begin_transaction_record.h"
+#include "protocol/gen/broker_registration_change_record.h"
+#include "protocol/gen/clear_elr_record.h"
+#include "protocol/gen/client_quota_record.h"
 #include "protocol/gen/config_record.h"
+#include "protocol/gen/delegation_token_record.h"
+#include "protocol/gen/end_transaction_record.h"
 #include "protocol/gen/feature_level_record.h"
+#include "protocol/gen/fence_broker_record.h"
 #include "protocol/gen/no_op_record.h"
 #include "protocol/gen/partition_change_record.h"
 #include "protocol/gen/partition_record.h"
 #include "protocol/gen/producer_ids_record.h"
 #include "protocol/gen/register_broker_record.h"
+#include "protocol/gen/register_controller_record.h"
+#include "protocol/gen/remove_access_control_entry_record.h"
+#include "protocol/gen/remove_delegation_token_record.h"
 #include "protocol/gen/remove_topic_record.h"
+#include "protocol/gen/remove_user_scram_credential_record.h"
 #include "protocol/gen/topic_record.h"
+#include "protocol/gen/unfence_broker_record.h"
+#include "protocol/gen/unregister_broker_record.h"
+#include "protocol/gen/user_scram_credential_record.h"
+#include "protocol/gen/zk_migration_state_record.h"
 
 namespace weir::metadata {
 
+using protocol::AbortTransactionRecord;
+using protocol::AccessControlEntryRecord;
+using protocol::BeginTransactionRecord;
+using protocol::BrokerRegistrationChangeRecord;
+using protocol::ClearElrRecord;
+using protocol::ClientQuotaRecord;
 using protocol::ConfigRecord;
+using protocol::DelegationTokenRecord;
+using protocol::EndTransactionRecord;
 using protocol::FeatureLevelRecord;
+using protocol::FenceBrokerRecord;
 using protocol::NoOpRecord;
 using protocol::PartitionChangeRecord;
 using protocol::PartitionRecord;
 using protocol::ProducerIdsRecord;
 using protocol::RegisterBrokerRecord;
+using protocol::RegisterControllerRecord;
+using protocol::RemoveAccessControlEntryRecord;
+using protocol::RemoveDelegationTokenRecord;
 using protocol::RemoveTopicRecord;
+using protocol::RemoveUserScramCredentialRecord;
 using protocol::TopicRecord;
+using protocol::UnfenceBrokerRecord;
+using protocol::UnregisterBrokerRecord;
+using protocol::UserScramCredentialRecord;
+using protocol::ZkMigrationStateRecord;
 
 using MetadataRecord =
-    std::variant<RegisterBrokerRecord, TopicRecord, PartitionRecord, ConfigRecord, PartitionChangeRecord,
-                 RemoveTopicRecord, FeatureLevelRecord, ProducerIdsRecord, NoOpRecord>;
+    std::variant<RegisterBrokerRecord, UnregisterBrokerRecord, TopicRecord, PartitionRecord, ConfigRecord, PartitionChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord, RemoveTopicRecord, DelegationTokenRecord, UserScramCredentialRecord, FeatureLevelRecord, ClientQuotaRecord, ProducerIdsRecord, BrokerRegistrationChangeRecord, AccessControlEntryRecord, RemoveAccessControlEntryRecord, NoOpRecord, ZkMigrationStateRecord, RemoveUserScramCredentialRecord, BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord, RemoveDelegationTokenRecord, RegisterControllerRecord, ClearElrRecord>;
 
 // A decoded record with the version it was written at (Kafka's ApiMessageAndVersion).
 struct VersionedRecord {
@@ -67,8 +103,13 @@ inline constexpr std::int8_t kConfigResourceBroker = 4;
 [[nodiscard]] std::int16_t record_type(const MetadataRecord& record);
 // The schema name, e.g. "TopicRecord" (for logs).
 [[nodiscard]] std::string_view record_name(const MetadataRecord& record);
-// The version weir writes for the record's type: the one Kafka 4.3.1 writes at its default
-// metadata.version (RegisterBrokerRecord 4, PartitionRecord 2, PartitionChangeRecord 2, else 0).
+// The schema name of a record type (api key), or nullopt if MetadataRecord has no such type.
+[[nodiscard]] std::optional<std::string_view> record_type_name(std::int16_t type) noexcept;
+// The version weir writes for the record: the one Kafka 4.3.1 writes at its default
+// metadata.version (4.3-IV0, feature level 30): RegisterBrokerRecord 4, PartitionRecord 2,
+// PartitionChangeRecord 2 (MetadataVersion.*RecordVersion()); BrokerRegistrationChangeRecord
+// as Kafka's ReplicationControlManager chooses by content — 3 when CordonedLogDirs is set, 2
+// with LogDirs, 1 with InControlledShutdown, else 0; every other type 0 (its only version).
 [[nodiscard]] std::int16_t default_version(const MetadataRecord& record);
 
 // Appends the framed record at `version` (which must lie in the schema's range) to out.
@@ -76,7 +117,9 @@ void encode_record(const MetadataRecord& record, std::int16_t version, protocol:
 // The framed record at default_version().
 [[nodiscard]] protocol::Bytes encode_record(const MetadataRecord& record);
 
-// Decodes one framed record. The bytes are untrusted: every failure is an error value.
+// Decodes one framed record. The bytes are untrusted: every failure is an error value, never a
+// skip — an unknown record type is unknown_record_type, a known type at a version outside its
+// schema unsupported_version (both logged with the type, its name and the version).
 [[nodiscard]] Result<VersionedRecord, StoreErrc> decode_record(std::span<const std::uint8_t> bytes);
 [[nodiscard]] Result<VersionedRecord, StoreErrc> decode_record(ByteSpan bytes);
 
