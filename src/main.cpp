@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/config_check.h"
+#include "cli/format.h"
 #include "cli/serve.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   weir::cli::add_serve_command(app, exit_code);
   weir::cli::add_config_command(app, exit_code);
+  weir::cli::add_format_command(app, exit_code);
   app.add_subcommand("version", "Print the version")->callback([]() { std::puts("weir 0.1.0"); });
 
   CLI11_PARSE(app, argc, argv);

@@ -214,6 +214,94 @@ Status<std::string> BrokerConfig::check_listeners() {
   return {};
 }
 
+namespace {
+
+// "host:port" with a numeric port, as Kafka's Utils.getHost / getPort read it (the host may be
+// a bracketed IPv6 address).
+std::optional<std::pair<std::string, std::uint16_t>> host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string_view port_text = text.substr(colon + 1);
+  std::uint32_t port = 0;
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || ec != std::errc() || p != port_text.data() + port_text.size() || port > 65535) return std::nullopt;
+  return std::pair{std::string(host), static_cast<std::uint16_t>(port)};
+}
+
+}  // namespace
+
+// Kafka's KafkaConfig rules for process.roles, word for word where Kafka has them.
+Status<std::string> BrokerConfig::check_process_roles() {
+  const auto& roles = typed_.get_list("process.roles");
+  const bool broker = std::ranges::find(roles, "broker") != roles.end();
+  const bool controller = std::ranges::find(roles, "controller") != roles.end();
+  if (!broker) {
+    return unexpected(std::string(
+        "process.roles=controller: weir cannot run a controller-only node yet; run Apache Kafka's controllers "
+        "and weir brokers with process.roles=broker"));
+  }
+  broker_only = !controller;
+  quorum_voters.clear();
+  quorum_bootstrap.clear();
+  for (const auto& entry : typed_.get_list("controller.quorum.voters")) {
+    const auto at = entry.find('@');
+    std::int32_t id = -1;
+    std::optional<std::pair<std::string, std::uint16_t>> hp;
+    if (at != std::string::npos) {
+      auto [p, ec] = std::from_chars(entry.data(), entry.data() + at, id);
+      if (ec == std::errc() && p == entry.data() + at && id >= 0) hp = host_port(std::string_view(entry).substr(at + 1));
+    }
+    if (!hp) {
+      return unexpected(std::string(
+          "Invalid configuration value for controller.quorum.voters. Each entry should be in the form "
+          "`{id}@{host}:{port}`."));
+    }
+    quorum_voters.push_back(QuorumNode{id, hp->first, hp->second});
+  }
+  for (const auto& entry : typed_.get_list("controller.quorum.bootstrap.servers")) {
+    auto hp = host_port(entry);
+    if (!hp) {
+      return unexpected(fmt::format(
+          "Failed to parse host name from {} for the configuration controller.quorum.bootstrap.servers. Each entry "
+          "should be in the form \"{{host}}:{{port}}\"",
+          entry));
+    }
+    quorum_bootstrap.push_back(QuorumNode{-1, hp->first, hp->second});
+  }
+  if (!broker_only) return {};
+  if (typed_.is_null("controller.listener.names")) {
+    return unexpected(std::string(
+        "Missing required configuration \"controller.listener.names\" which has no default value."));
+  }
+  if (quorum_voters.empty() && quorum_bootstrap.empty()) {
+    return unexpected(std::string(
+        "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap "
+        "controllers or controller.quorum.voters must contain a parseable set of controllers."));
+  }
+  for (const auto& v : quorum_voters) {
+    if (v.id == node_id) {
+      std::string ids;
+      for (const auto& w : quorum_voters) ids += (ids.empty() ? "" : ", ") + std::to_string(w.id);
+      return unexpected(fmt::format(
+          "requirement failed: If process.roles contains just the 'broker' role, the node id {} must not be included "
+          "in the set of voters controller.quorum.voters=Set({})",
+          node_id, ids));
+    }
+  }
+  for (const auto& name : typed_.get_list("controller.listener.names")) {
+    for (const auto& l : listeners) {
+      if (l.name == upper(name)) {
+        return unexpected(std::string(
+            "requirement failed: controller.listener.names must not contain a value appearing in the 'listeners' "
+            "configuration when running KRaft with just the broker role"));
+      }
+    }
+  }
+  return {};
+}
+
 Status<std::string> BrokerConfig::finalize() {
   auto parsed = ConfigValues::parse(broker_config_defs(), raw_);
   if (!parsed) return unexpected(parsed.error());
@@ -240,6 +328,7 @@ Status<std::string> BrokerConfig::finalize() {
   }
   if (auto r = check_log_times(typed_); !r) return r;
   if (auto r = check_listeners(); !r) return r;
+  if (auto r = check_process_roles(); !r) return r;
 
   const auto& dirs = typed_.is_null("log.dirs") ? typed_.get_list("log.dir") : typed_.get_list("log.dirs");
   log_dir = dirs.front();  // validators refuse empty lists and elements

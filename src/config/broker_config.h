@@ -61,6 +61,17 @@ class BrokerConfig {
 
   // Derived settings, valid after finalize().
   std::int32_t node_id = 1;
+  // process.roles=broker: a broker under an external KRaft controller quorum (weir's default,
+  // broker,controller, runs the node's own local metadata log).
+  bool broker_only = false;
+  struct QuorumNode {
+    std::int32_t id = -1;  // -1 for a bootstrap server
+    std::string host;
+    std::uint16_t port = 0;
+    bool operator==(const QuorumNode&) const = default;
+  };
+  std::vector<QuorumNode> quorum_voters;     // controller.quorum.voters
+  std::vector<QuorumNode> quorum_bootstrap;  // controller.quorum.bootstrap.servers
   std::vector<Listener> listeners;
   std::vector<Listener> advertised_listeners;
   std::string log_dir;  // first entry of log.dirs / log.dir
@@ -87,6 +98,7 @@ class BrokerConfig {
 
  private:
   Status<std::string> check_listeners();
+  Status<std::string> check_process_roles();
   Status<std::string> derive_net_limits();
 
   RawConfig raw_;

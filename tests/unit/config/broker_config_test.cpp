@@ -216,3 +216,57 @@ TEST(BrokerConfig, ConnectionLimitsAreDerivedWhereKafkasDefaultIsUnbounded) {
   ASSERT_EQ(set.max_connections_per_ip_overrides.size(), 2U);
   EXPECT_EQ(set.max_connections_per_ip_overrides[1], (std::pair<std::string, std::int32_t>{"::1", 0}));
 }
+
+// process.roles=broker: a broker under a KRaft controller quorum. The messages are Kafka 4.3.1's
+// (KafkaConfig, checked with a real KafkaConfig on the same properties).
+TEST(BrokerConfig, BrokerOnlyNeedsControllerListenerNames) {
+  EXPECT_EQ(verdict({"process.roles=broker", "node.id=2", "controller.quorum.bootstrap.servers=localhost:9093"}),
+            "Missing required configuration \"controller.listener.names\" which has no default value.");
+}
+
+TEST(BrokerConfig, BrokerOnlyNeedsVotersOrBootstrapServers) {
+  EXPECT_EQ(verdict({"process.roles=broker", "node.id=2", "controller.listener.names=CONTROLLER"}),
+            "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap "
+            "controllers or controller.quorum.voters must contain a parseable set of controllers.");
+}
+
+TEST(BrokerConfig, BrokerOnlyNodeMustNotBeAVoter) {
+  EXPECT_EQ(verdict({"process.roles=broker", "node.id=2", "controller.listener.names=CONTROLLER",
+                     "controller.quorum.voters=2@localhost:9093"}),
+            "requirement failed: If process.roles contains just the 'broker' role, the node id 2 must not be included "
+            "in the set of voters controller.quorum.voters=Set(2)");
+}
+
+TEST(BrokerConfig, BrokerOnlyListenersMustNotHoldTheControllerListener) {
+  EXPECT_EQ(verdict({"process.roles=broker", "node.id=2", "controller.listener.names=CONTROLLER",
+                     "controller.quorum.bootstrap.servers=localhost:9093",
+                     "listeners=PLAINTEXT://:9092,CONTROLLER://:9093",
+                     "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}),
+            "requirement failed: controller.listener.names must not contain a value appearing in the 'listeners' "
+            "configuration when running KRaft with just the broker role");
+}
+
+TEST(BrokerConfig, QuorumListsAreParsedWithKafkasMessages) {
+  EXPECT_EQ(verdict({"controller.quorum.voters=abc"}),
+            "Invalid configuration value for controller.quorum.voters. Each entry should be in the form "
+            "`{id}@{host}:{port}`.");
+  EXPECT_EQ(verdict({"controller.quorum.bootstrap.servers=abc"}),
+            "Failed to parse host name from abc for the configuration controller.quorum.bootstrap.servers. Each "
+            "entry should be in the form \"{host}:{port}\"");
+  wc::BrokerConfig c;
+  ASSERT_TRUE(c.set("process.roles=broker").has_value());
+  ASSERT_TRUE(c.set("node.id=5").has_value());
+  ASSERT_TRUE(c.set("controller.listener.names=CONTROLLER").has_value());
+  ASSERT_TRUE(c.set("controller.quorum.voters=1@localhost:9093,2@[::1]:9094").has_value());
+  ASSERT_TRUE(c.set("controller.quorum.bootstrap.servers=ctl:9095").has_value());
+  ASSERT_TRUE(c.finalize().has_value());
+  EXPECT_TRUE(c.broker_only);
+  ASSERT_EQ(c.quorum_voters.size(), 2U);
+  EXPECT_EQ(c.quorum_voters[1], (wc::BrokerConfig::QuorumNode{2, "::1", 9094}));
+  ASSERT_EQ(c.quorum_bootstrap.size(), 1U);
+  EXPECT_EQ(c.quorum_bootstrap[0], (wc::BrokerConfig::QuorumNode{-1, "ctl", 9095}));
+}
+
+TEST(BrokerConfig, ControllerOnlyIsRefused) {
+  EXPECT_NE(verdict({"process.roles=controller"}).find("weir cannot run a controller-only node yet"), std::string::npos);
+}
