@@ -203,6 +203,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   groups_ = std::make_unique<GroupService>(*this);
   txns_ = std::make_unique<TxnService>(*this);
   partitions_->set_verifier(&txns_->verifier());
+  partitions_->set_catalog([this] { return catalog(); });
   compressed_batches_ = std::make_unique<CompressedBatches>(
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
@@ -250,6 +251,15 @@ std::string Broker::start() {
   if (ec) return "cannot create log dir " + config_.log_dir + ": " + ec.message();
   const fs::path meta = fs::path(config_.log_dir) / "meta.properties";
   auto props = read_properties(meta);
+  if (config_.broker_only && !props.contains("cluster.id")) {
+    // As Kafka: a broker of a cluster starts only from a formatted directory (the cluster id is
+    // the quorum's).
+    return "No readable meta.properties files found in " + config_.log_dir +
+           " (format it first: weir format -t <cluster id> -c <server.properties>, or kafka-storage format)";
+  }
+  if (props.contains("directory.id")) {
+    if (auto id = Uuid::from_string(props["directory.id"])) node_.directory_id = *id;
+  }
   if (props.contains("cluster.id")) {
     node_.cluster_id = props["cluster.id"];
     if (props.contains("node.id") && props["node.id"] != std::to_string(node_.node_id)) {
@@ -258,10 +268,11 @@ std::string Broker::start() {
     }
   } else {
     node_.cluster_id = Uuid::random().to_string();
+    node_.directory_id = Uuid::random();
     const fs::path tmp = fs::path(config_.log_dir) / "meta.properties.tmp";
     {
       std::ofstream out(tmp, std::ios::trunc);
-      out << "#\n#weir\nnode.id=" << node_.node_id << "\ndirectory.id=" << Uuid::random().to_string()
+      out << "#\n#weir\nnode.id=" << node_.node_id << "\ndirectory.id=" << node_.directory_id.to_string()
           << "\nversion=1\ncluster.id=" << node_.cluster_id << "\n";
       if (!out) return "cannot write " + tmp.string();
     }
@@ -269,10 +280,13 @@ std::string Broker::start() {
     if (ec) return "cannot write " + meta.string() + ": " + ec.message();
   }
 
-  // Metadata: replay the log into the controller's image; a fresh log gets its bootstrap records.
   metadata::ControllerConfig cc;
   cc.node_id = node_.node_id;
   for (const auto& [k, v] : config_.values()) cc.static_broker_configs[k] = v;
+  controller_config_ = cc;
+  if (config_.broker_only) return start_broker_only();
+
+  // Metadata: replay the log into the controller's image; a fresh log gets its bootstrap records.
   metadata::MetadataImage image;
   auto mlog = metadata::MetadataLog::open(fs::path(config_.log_dir), image);
   if (!mlog) return fmt::format("cannot open the metadata log: {}", mlog.error());
@@ -293,16 +307,7 @@ std::string Broker::start() {
 
   // Partition logs: open what is on disk, create what the metadata names but the disk lacks
   // (a crash between the two), remove what the metadata no longer names (deleted topics).
-  flusher_ = std::make_unique<storage::Flusher>(fs_);
-  flusher_->start();
-  partitions_->start(*flusher_, flush_on_acks_all_);
-  partitions_->set_verification_enabled(transaction_partition_verification_enable_);
-  storage::LogManagerOptions lo;
-  lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
-  lo.cleaner = cleaner_config_;
-  auto lm = storage::LogManager::open(fs_, fs::path(config_.log_dir), clock_, lo);
-  if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
-  logs_ = std::move(*lm);
+  if (auto error = open_log_dir(); !error.empty()) return error;
   const auto& img = controller_->image();
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     std::string error;
@@ -322,11 +327,7 @@ std::string Broker::start() {
     }
   }
   publish(build_catalog());
-
-  for (std::size_t s = 0; s < shards_->count(); ++s) {
-    asio::co_spawn(shards_->executor(s), maintain(s), asio::detached);
-  }
-  asio::co_spawn(shards_->controller(), write_checkpoints_periodically(), asio::detached);
+  start_maintenance();
 
   // Group coordinators: every __consumer_offsets partition is loaded now (not on first use), so
   // restored members' sessions start expiring at once, as after a Kafka coordinator load.
@@ -337,6 +338,179 @@ std::string Broker::start() {
   }
   txns_->start();
   return {};
+}
+
+std::string Broker::open_log_dir() {
+  flusher_ = std::make_unique<storage::Flusher>(fs_);
+  flusher_->start();
+  partitions_->start(*flusher_, flush_on_acks_all_);
+  partitions_->set_verification_enabled(transaction_partition_verification_enable_);
+  storage::LogManagerOptions lo;
+  lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
+  lo.cleaner = cleaner_config_;
+  auto lm = storage::LogManager::open(fs_, fs::path(config_.log_dir), clock_, lo);
+  if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
+  logs_ = std::move(*lm);
+  return {};
+}
+
+void Broker::start_maintenance() {
+  for (std::size_t s = 0; s < shards_->count(); ++s) {
+    asio::co_spawn(shards_->executor(s), maintain(s), asio::detached);
+  }
+  asio::co_spawn(shards_->controller(), write_checkpoints_periodically(), asio::detached);
+}
+
+std::string Broker::start_broker_only() {
+  // The metadata comes from the controller quorum: the image starts empty and fills as the
+  // quorum's committed records arrive (start_quorum()). Logs on disk are opened now and hosted
+  // once the metadata names this node as one of their replicas.
+  if (!quorum_) return "process.roles=broker needs a controller quorum link";
+  controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
+  if (auto error = open_log_dir(); !error.empty()) return error;
+  publish(build_catalog());
+  start_maintenance();
+  txns_->start();
+  return {};
+}
+
+void Broker::start_quorum() {
+  if (!quorum_) return;
+  asio::post(shards_->controller(), [this]() {
+    quorum_->start([this](MetadataUpdate u) -> asio::awaitable<void> { return apply_metadata(std::move(u)); },
+                   [this]() { return metadata_offset_.load(); });
+  });
+}
+
+asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
+  // On the controller executor, one update at a time (the link awaits each).
+  const metadata::MetadataImage before = controller_->image();  // a cheap, shared copy
+  if (update.snapshot) controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
+  std::set<std::string> configs_changed;
+  for (const auto& r : update.records) {
+    if (auto ok = controller_->replay(r); !ok) {
+      // As Kafka's metadata loader: a record that does not apply is a fault, logged, and the
+      // rest of the log still applies.
+      spdlog::error("event=metadata_replay_failed record={} offset_end={} error=\"{}\"", metadata::record_name(r),
+                    update.last_offset, ok.error());
+    }
+    if (const auto* cr = std::get_if<metadata::ConfigRecord>(&r)) {
+      if (cr->resource_type == metadata::kConfigResourceTopic) configs_changed.insert(cr->resource_name);
+    }
+  }
+  const auto& after = controller_->image();
+  const std::int32_t me = node_.node_id;
+  auto hosts = [me](const metadata::PartitionImage& p) { return std::ranges::find(p.replicas, me) != p.replicas.end(); };
+
+  // Replicas to drop: topics gone (or recreated under a new id) and partitions moved away.
+  std::vector<std::pair<std::string, std::int32_t>> removed;
+  for (const auto& [name, id] : before.topic_ids_by_name()) {
+    const auto* old_topic = before.topic(id);
+    const auto* new_topic = after.topic(id);
+    for (const auto& p : old_topic->partitions) {
+      if (!hosts(p)) continue;
+      const bool kept = new_topic != nullptr && p.partition_id < static_cast<std::int32_t>(new_topic->partitions.size()) &&
+                        hosts(new_topic->partitions[static_cast<std::size_t>(p.partition_id)]);
+      if (!kept) removed.emplace_back(name, p.partition_id);
+    }
+  }
+  // Replicas to host: the image names this node and the partition is not hosted yet (also the
+  // partitions whose logs were on disk before the first update).
+  std::vector<NewPartition> created;
+  for (const auto& [name, id] : after.topic_ids_by_name()) {
+    const auto* t = after.topic(id);
+    const auto* old_topic = before.topic(id);
+    bool any = false;
+    for (const auto& p : t->partitions) {
+      const bool was = old_topic != nullptr && p.partition_id < static_cast<std::int32_t>(old_topic->partitions.size()) &&
+                       hosts(old_topic->partitions[static_cast<std::size_t>(p.partition_id)]);
+      if (hosts(p) && (!was || update.snapshot)) any = true;
+    }
+    if (!any) continue;
+    configs_changed.erase(name);  // created with the current configs
+    const auto lc = log_config_for(name);
+    for (const auto& p : t->partitions) {
+      if (!hosts(p)) continue;
+      auto log = logs_->create(storage::TopicPartition{name, p.partition_id}, t->id, lc);
+      if (!log) {
+        spdlog::error("event=replica_create_failed partition={}-{} error=\"{}\"", name, p.partition_id, log.error());
+        continue;
+      }
+      created.push_back(NewPartition{name, t->id, p.partition_id, p.leader_epoch, *log});
+    }
+  }
+  if (!removed.empty()) co_await remove_partitions(std::move(removed));
+  Applied applied;
+  applied.new_partitions = std::move(created);
+  applied.catalog = build_catalog();
+  for (const auto& topic : configs_changed) {
+    if (after.topic(topic) != nullptr) applied.configs.emplace_back(topic, log_config_for(topic));
+  }
+  co_await after_apply(std::move(applied));
+  co_await update_leadership();
+  metadata_offset_.store(update.last_offset);
+}
+
+asio::awaitable<void> Broker::update_leadership() {
+  auto catalog = this->catalog();
+  const std::int32_t me = node_.node_id;
+  FanOut<bool> fan;
+  for (std::size_t shard = 0; shard < shards_->count(); ++shard) {
+    fan.add(shards_->executor(shard), [this, shard, catalog, me]() {
+      std::vector<std::int32_t> offsets_led;
+      shards_->table(shard).for_each([&](Partition& p) {
+        const TopicInfo* t = catalog->find(p.topic());
+        if (t == nullptr || p.index() >= t->partitions) return;
+        const PartitionInfo& info = t->parts[static_cast<std::size_t>(p.index())];
+        const bool leader = info.leader == me;
+        if (leader != p.is_leader() || info.leader_epoch != p.leader_epoch()) {
+          spdlog::info("event=leadership_changed partition={}-{} leader={} epoch={}", p.topic(), p.index(), info.leader,
+                       info.leader_epoch);
+          p.set_leadership(leader, info.leader_epoch);
+        }
+        if (p.topic() == kOffsetsTopic) {
+          if (leader) offsets_led.push_back(p.index());
+          else if (auto it = group_hosts_[shard].find(p.index()); it != group_hosts_[shard].end()) {
+            // The group coordinator leaves with the leadership of its partition.
+            it->second->fail_held();
+            group_hosts_[shard].erase(it);
+          }
+        }
+      });
+      // ... and arrives with it: loaded now, so restored members' sessions start expiring.
+      for (std::int32_t index : offsets_led) group_host(shard, index);
+      return true;
+    });
+  }
+  co_await fan.run();
+}
+
+asio::awaitable<void> Broker::remove_partitions(std::vector<std::pair<std::string, std::int32_t>> parts) {
+  FanOut<bool> detach;
+  for (const auto& [topic, index] : parts) {
+    const std::size_t shard = shards_->owner(topic, index);
+    detach.add(shards_->executor(shard), [this, shard, topic, index]() {
+      if (topic == kOffsetsTopic) {
+        auto& hosts = group_hosts_[shard];
+        if (auto it = hosts.find(index); it != hosts.end()) {
+          it->second->fail_held();
+          hosts.erase(it);
+        }
+      }
+      return shards_->table(shard).remove(topic, index);
+    });
+  }
+  co_await detach.run();
+  auto remove_logs = [this, parts = &parts]() {
+    for (const auto& [topic, index] : *parts) {
+      spdlog::info("event=replica_removed partition={}-{}", topic, index);
+      if (auto r = logs_->remove(storage::TopicPartition{topic, index}); !r && r.error() != storage::Errc::kNotFound) {
+        spdlog::warn("cannot remove partition={}-{} error=\"{}\"", topic, index, r.error());
+      }
+    }
+    return true;
+  };
+  co_await run_on(shards_->controller(), std::move(remove_logs));
 }
 
 asio::awaitable<void> Broker::maintain(std::size_t shard) {
@@ -503,7 +677,8 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
   t.name = std::string(kOffsetsTopic);
   t.num_partitions = config_.typed().get_int("offsets.topic.num.partitions");
   // One node: one replica, whatever offsets.topic.replication.factor says.
-  t.replication_factor = 1;
+  t.replication_factor =
+      quorum_ ? config_.typed().get_short("offsets.topic.replication.factor") : std::int16_t{1};
   auto add = [&](std::string name, std::string value) {
     auto& c = t.configs.emplace_back();
     c.name = std::move(name);
@@ -562,6 +737,23 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   auto c = std::make_shared<Catalog>();
   c->version = catalog_version_.fetch_add(1) + 1;
   const auto& img = controller_->image();
+  // Brokers: the registered, unfenced ones with an endpoint on this node's listener name.
+  const std::string listener =
+      config_.advertised_listeners.empty() ? std::string("PLAINTEXT") : config_.advertised_listeners.front().name;
+  std::set<std::int32_t> alive;
+  for (const auto& [id, reg] : img.brokers()) {
+    if (reg.fenced) continue;
+    alive.insert(id);
+    for (const auto& e : reg.end_points) {
+      if (e.name != listener) continue;
+      BrokerEndpoint b{id, e.host, e.port, reg.rack};
+      if (id == node_.node_id && node_.port != 0 && !config_.broker_only) b.port = node_.port;
+      c->brokers.push_back(std::move(b));
+    }
+  }
+  // Kafka's brokers answer a random alive broker as the controller; weir answers the lowest id
+  // (stable across requests), this node on a single node.
+  c->controller_id = config_.broker_only ? (c->brokers.empty() ? -1 : c->brokers.front().id) : node_.node_id;
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;
@@ -569,7 +761,18 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     info.name = name;
     info.id = id;
     info.partitions = static_cast<std::int32_t>(t->partitions.size());
-    for (const auto& p : t->partitions) info.leader_epochs.push_back(p.leader_epoch);
+    for (const auto& p : t->partitions) {
+      PartitionInfo& pi = info.parts.emplace_back();
+      pi.leader = p.leader;
+      pi.leader_epoch = p.leader_epoch;
+      pi.replicas = p.replicas;
+      pi.isr = p.isr;
+      pi.eligible_leader_replicas = p.eligible_leader_replicas;
+      pi.last_known_elr = p.last_known_elr;
+      for (std::int32_t r : p.replicas) {
+        if (!alive.contains(r)) pi.offline_replicas.push_back(r);
+      }
+    }
     // Kafka's Topic.isInternal: only its own internal topics, not every "__" name.
     info.internal = name == kOffsetsTopic || name == "__transaction_state" || name == "__share_group_state";
     for (const auto& [k, v] : img.topic_configs(name)) info.configs[k] = v;
@@ -735,8 +938,41 @@ asio::awaitable<void> Broker::after_apply(Applied applied) {
   co_await fan.run();
 }
 
+asio::awaitable<protocol::CreateTopicsResponse> Broker::forward_create_topics(const protocol::CreateTopicsRequest& req,
+                                                                              std::int16_t version) {
+  auto resp = co_await quorum_->create_topics(req, version);
+  if (resp) {
+    // The controller answered once the topics were committed; wait (bounded) until this broker
+    // has applied them too, so that the client's next Metadata request here finds them.
+    std::vector<std::string> created;
+    for (const auto& t : resp->topics) {
+      if (t.error_code == 0 && !req.validate_only) created.push_back(t.name);
+    }
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (int attempt = 0; attempt < 300 && !created.empty(); ++attempt) {
+      auto cat = catalog();
+      if (std::ranges::all_of(created, [&](const std::string& n) { return cat->find(n) != nullptr; })) break;
+      timer.expires_after(std::chrono::milliseconds(10));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    co_return std::move(*resp);
+  }
+  spdlog::warn("event=forward_failed api=CreateTopics error_code={} error=\"{}\"", resp.error().code, resp.error().message);
+  protocol::CreateTopicsResponse out;
+  for (const auto& t : req.topics) {
+    auto& r = out.topics.emplace_back();
+    r.name = t.name;
+    r.error_code = resp.error().code;
+    r.error_message = resp.error().message;
+    r.num_partitions = -1;
+    r.replication_factor = -1;
+  }
+  co_return out;
+}
+
 asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const protocol::CreateTopicsRequest& req,
                                                                       std::int16_t version) {
+  if (quorum_) co_return co_await forward_create_topics(req, version);
   struct Outcome {
     protocol::CreateTopicsResponse response;
     std::vector<NewPartition> parts;
@@ -811,6 +1047,27 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
 
 asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const protocol::DeleteTopicsRequest& req,
                                                                       std::int16_t version) {
+  if (quorum_) {
+    auto resp = co_await quorum_->delete_topics(req, version);
+    if (resp) co_return std::move(*resp);
+    spdlog::warn("event=forward_failed api=DeleteTopics error_code={} error=\"{}\"", resp.error().code,
+                 resp.error().message);
+    protocol::DeleteTopicsResponse out;
+    for (const auto& name : req.topic_names) {
+      auto& r = out.responses.emplace_back();
+      r.name = name;
+      r.error_code = resp.error().code;
+      r.error_message = resp.error().message;
+    }
+    for (const auto& t : req.topics) {
+      auto& r = out.responses.emplace_back();
+      r.name = t.name;
+      r.topic_id = t.topic_id;
+      r.error_code = resp.error().code;
+      r.error_message = resp.error().message;
+    }
+    co_return out;
+  }
   struct Outcome {
     protocol::DeleteTopicsResponse response;
     std::vector<std::pair<std::string, std::int32_t>> parts;
@@ -907,6 +1164,30 @@ asio::awaitable<void> Broker::auto_create_topics(const std::vector<std::string>&
 }
 
 asio::awaitable<std::expected<std::int64_t, ErrorCode>> Broker::allocate_producer_id() {
+  if (quorum_) {
+    // Blocks come from the active controller (AllocateProducerIds), so ids never collide
+    // across brokers; one block at a time is fetched, on the controller executor.
+    co_return co_await asio::co_spawn(
+        shards_->controller(),
+        [this]() -> asio::awaitable<std::expected<std::int64_t, ErrorCode>> {
+          if (next_producer_id_ >= producer_id_block_end_) {
+            protocol::AllocateProducerIdsRequest req;
+            req.broker_id = node_.node_id;
+            req.broker_epoch = quorum_->broker_epoch();
+            auto resp = co_await quorum_->allocate_producer_ids(req);
+            if (!resp) {
+              spdlog::warn("event=forward_failed api=AllocateProducerIds error=\"{}\"", resp.error().message);
+              co_return std::unexpected(ErrorCode::kCoordinatorLoadInProgress);
+            }
+            if (resp->error_code != 0) co_return std::unexpected(static_cast<ErrorCode>(resp->error_code));
+            if (next_producer_id_ < producer_id_block_end_) co_return next_producer_id_++;  // another call got one
+            next_producer_id_ = resp->producer_id_start;
+            producer_id_block_end_ = resp->producer_id_start + resp->producer_id_len;
+          }
+          co_return next_producer_id_++;
+        },
+        asio::use_awaitable);
+  }
   co_return co_await run_on(shards_->controller(), [this]() -> std::expected<std::int64_t, ErrorCode> {
     if (next_producer_id_ >= producer_id_block_end_) {
       auto block = controller_->allocate_producer_ids(node_.node_id, broker_epoch_);

@@ -35,6 +35,7 @@
 #include "broker/errors.h"
 #include "broker/fetch_session.h"
 #include "broker/group_host.h"
+#include "broker/quorum_link.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
@@ -61,6 +62,7 @@ struct NodeInfo {
   std::string host;
   std::int32_t port = 0;
   std::string cluster_id;
+  Uuid directory_id;  // meta.properties directory.id of the log dir
 };
 
 class Broker final : public net::RequestSink {
@@ -77,6 +79,16 @@ class Broker final : public net::RequestSink {
   std::string start();
   // After the executors have stopped: clean shutdown of every log (checkpoints, marker).
   void stop();
+
+  // process.roles=broker: the link to the controller quorum, before start() (src/server sets
+  // it). Null on a broker,controller node, which keeps its own local metadata log.
+  void set_quorum_link(std::unique_ptr<QuorumLink> link) { quorum_ = std::move(link); }
+  [[nodiscard]] QuorumLink* quorum() const { return quorum_.get(); }
+  // After the executors run (broker-only): starts following the quorum; the sink applies each
+  // committed update on the controller executor.
+  void start_quorum();
+  // Offset of the last metadata update applied (broker-only; -1 before any).
+  [[nodiscard]] std::int64_t metadata_offset() const { return metadata_offset_.load(); }
 
   // Fills in the advertised port when the listener was bound to port 0.
   void set_bound_port(std::uint16_t port);
@@ -199,6 +211,20 @@ class Broker final : public net::RequestSink {
   boost::asio::awaitable<void> write_checkpoints_periodically();
   boost::asio::awaitable<void> after_apply(Applied applied);
 
+  std::string start_broker_only();
+  std::string open_log_dir();
+  void start_maintenance();
+  // Broker-only, on the controller executor: applies records the quorum committed, then makes
+  // the hosted partitions match the image (creates, removes, leadership and configs).
+  boost::asio::awaitable<void> apply_metadata(MetadataUpdate update);
+  // Detaches the partitions from their shards (unloading their coordinators) and deletes their logs.
+  boost::asio::awaitable<void> remove_partitions(std::vector<std::pair<std::string, std::int32_t>> parts);
+  // Makes the hosted replicas' leadership match the image (broker-only).
+  boost::asio::awaitable<void> update_leadership();
+  // Forwarded admin requests (broker-only).
+  boost::asio::awaitable<protocol::CreateTopicsResponse> forward_create_topics(const protocol::CreateTopicsRequest& req,
+                                                                               std::int16_t version);
+
   // On `shard` only: the host of a __consumer_offsets partition, created (and loaded from the
   // log) on first use; null if this shard does not hold that partition.
   GroupHost* group_host(std::size_t shard, std::int32_t partition);
@@ -223,6 +249,9 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<storage::Flusher> flusher_;
   std::unique_ptr<metadata::Controller> controller_;
+  metadata::ControllerConfig controller_config_;
+  std::unique_ptr<QuorumLink> quorum_;
+  std::atomic<std::int64_t> metadata_offset_{-1};
   std::optional<metadata::MetadataLog> metadata_log_;
   std::atomic<std::shared_ptr<const Catalog>> catalog_;
   mutable std::atomic<std::uint64_t> catalog_version_{0};

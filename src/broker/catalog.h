@@ -14,17 +14,49 @@
 
 namespace weir::broker {
 
+// A partition as the metadata describes it (leader, replicas, ISR; ELR per KIP-966).
+struct PartitionInfo {
+  std::int32_t leader = -1;  // -1: no leader
+  std::int32_t leader_epoch = 0;
+  std::vector<std::int32_t> replicas;
+  std::vector<std::int32_t> isr;
+  std::vector<std::int32_t> eligible_leader_replicas;
+  std::vector<std::int32_t> last_known_elr;
+  std::vector<std::int32_t> offline_replicas;  // replicas on brokers that are fenced or unregistered
+};
+
 struct TopicInfo {
   std::string name;
   Uuid id;
   std::int32_t partitions = 0;
-  std::vector<std::int32_t> leader_epochs;  // per partition
+  std::vector<PartitionInfo> parts;  // per partition, parts.size() == partitions
   bool internal = false;
   std::map<std::string, std::string> configs;  // explicitly set topic configs
 };
 
+// A broker clients may be sent to: registered, not fenced, with an endpoint on this node's
+// listener name.
+struct BrokerEndpoint {
+  std::int32_t id = -1;
+  std::string host;
+  std::int32_t port = 0;
+  std::optional<std::string> rack;
+};
+
 struct Catalog {
   std::uint64_t version = 0;  // increases with every published catalog
+  std::vector<BrokerEndpoint> brokers;  // by id
+  // What Metadata and DescribeCluster answer as the controller: this node on one node; in a
+  // cluster, an alive broker (Kafka's brokers hide the KRaft controllers from clients).
+  std::int32_t controller_id = -1;
+  [[nodiscard]] const BrokerEndpoint* broker(std::int32_t id) const {
+    for (const auto& b : brokers) {
+      if (b.id == id) return &b;
+    }
+    return nullptr;
+  }
+  // The leader of a partition, -1 if the topic or partition is unknown or has no leader.
+  [[nodiscard]] std::int32_t leader_of(const std::string& topic, std::int32_t partition) const;
   std::unordered_map<std::string, TopicInfo> topics;
   std::unordered_map<Uuid, std::string> names_by_id;
 
@@ -32,11 +64,20 @@ struct Catalog {
     auto it = topics.find(name);
     return it == topics.end() ? nullptr : &it->second;
   }
+  [[nodiscard]] bool has_partition(const std::string& topic, std::int32_t partition) const {
+    const TopicInfo* t = find(topic);
+    return t != nullptr && partition >= 0 && partition < t->partitions;
+  }
   [[nodiscard]] std::optional<std::string> name_of(const Uuid& id) const {
     auto it = names_by_id.find(id);
     if (it == names_by_id.end()) return std::nullopt;
     return it->second;
   }
 };
+
+inline std::int32_t Catalog::leader_of(const std::string& topic, std::int32_t partition) const {
+  if (!has_partition(topic, partition)) return -1;
+  return find(topic)->parts[static_cast<std::size_t>(partition)].leader;
+}
 
 }  // namespace weir::broker

@@ -67,6 +67,7 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
                                   const storage::RecordsSummaries* summaries, std::optional<VerificationGuard> guard) {
   WEIR_ASSERT(origin != AppendOrigin::kMarker, "markers are written by write_marker");
   const bool client = origin == AppendOrigin::kClient;
+  if (!leader_) return failed_append(ErrorCode::kNotLeaderOrFollower);
   std::vector<storage::BatchInfo> infos;
   if (client) {
     // Idempotence: a retried batch is answered with the offsets it was first written at.
@@ -234,6 +235,7 @@ PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes,
   r.high_watermark = high_watermark();
   r.log_start_offset = log_->log_start_offset();
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return failed_read(e);
+  if (!leader_) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
   r.last_stable_offset = last_stable_offset();
   const std::int64_t max_offset = bound == ReadBound::kLastStable ? r.last_stable_offset : r.high_watermark;
   auto read = log_->read(fetch_offset, max_bytes, max_offset, min_one_batch);

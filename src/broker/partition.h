@@ -108,6 +108,14 @@ class Partition {
   [[nodiscard]] const Uuid& topic_id() const { return topic_id_; }
   [[nodiscard]] std::int32_t index() const { return index_; }
   [[nodiscard]] std::int32_t leader_epoch() const { return leader_epoch_; }
+  // The metadata's leadership of this replica (a broker-only node learns it from the controller
+  // quorum; one node always leads). A replica that does not lead refuses client appends and
+  // reads with NOT_LEADER_OR_FOLLOWER.
+  void set_leadership(bool leader, std::int32_t leader_epoch) {
+    leader_ = leader;
+    leader_epoch_ = leader_epoch;
+  }
+  [[nodiscard]] bool is_leader() const { return leader_; }
   [[nodiscard]] storage::PartitionLog& log() { return *log_; }
   [[nodiscard]] const storage::PartitionLog& log() const { return *log_; }
 
@@ -206,6 +214,7 @@ class Partition {
   Uuid topic_id_;
   std::int32_t index_;
   std::int32_t leader_epoch_;
+  bool leader_ = true;
   storage::PartitionLog* log_;
   // One replica: everything appended is replicated, so the high watermark is the log end.
   void advance_high_watermark();

@@ -26,9 +26,9 @@ namespace {
 constexpr std::int16_t kProducerFenced = 90;  // PRODUCER_FENCED, which the coordinator may answer
 
 template <class R>
-R unknown_partition() {
+R not_hosted_answer(const PartitionService& service, const PartitionRef& ref) {
   R r;
-  r.error = code(ErrorCode::kUnknownTopicOrPartition);
+  r.error = service.not_hosted(ref);
   return r;
 }
 
@@ -43,7 +43,7 @@ asio::awaitable<std::vector<R>> on_owners(const PartitionService& service, Shard
     const std::size_t shard = shards.owner(s.ref.topic, s.ref.partition);
     fan.add(shards.executor(shard), [&service, shard, &s, op]() {
       Partition* p = service.local(shard, s.ref);
-      return p == nullptr ? unknown_partition<R>() : op(*p, s);
+      return p == nullptr ? not_hosted_answer<R>(service, s.ref) : op(*p, s);
     });
   }
   co_return co_await fan.run();
@@ -127,7 +127,7 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
     fanned.push_back(i);
     fan.add(shards.executor(shard), [&service, shard, &s, limit, bound = limits.bound]() {
       Partition* p = service.local(shard, s.ref);
-      if (p == nullptr) return failed_read(code(ErrorCode::kUnknownTopicOrPartition));
+      if (p == nullptr) return failed_read(service.not_hosted(s.ref));
       return p->read(s.fetch_offset, limit, s.current_leader_epoch, bound, /*min_one_batch=*/true);
     });
   }
@@ -253,7 +253,7 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
     const std::optional<VerificationGuard> guard = verifying ? std::optional(guards[i].value_or(0)) : std::nullopt;
     fan.add_async(shards_.executor(shard), [this, shard, &s, durable, guard](FanOut<PartitionAppend>::Done done) {
       Partition* p = local(shard, s.ref);
-      if (p == nullptr) return done(unknown_partition<PartitionAppend>());
+      if (p == nullptr) return done(not_hosted_answer<PartitionAppend>(*this, s.ref));
       PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries, guard);
       if (!o.appended || !(durable || o.flush_due)) return done(std::move(o));
       const std::int64_t end_offset = o.end_offset;
@@ -269,13 +269,18 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
   co_return co_await fan.run();
 }
 
+std::int16_t PartitionService::not_hosted(const PartitionRef& ref) const {
+  if (catalog_ && catalog_()->has_partition(ref.topic, ref.partition)) return code(ErrorCode::kNotLeaderOrFollower);
+  return code(ErrorCode::kUnknownTopicOrPartition);
+}
+
 asio::awaitable<std::vector<std::int16_t>> PartitionService::write_markers(std::vector<MarkerSpec> specs) {
   FanOut<std::int16_t> fan;
   for (const MarkerSpec& s : specs) {
     const std::size_t shard = shards_.owner(s.ref.topic, s.ref.partition);
     fan.add_async(shards_.executor(shard), [this, shard, &s](FanOut<std::int16_t>::Done done) {
       Partition* p = local(shard, s.ref);
-      if (p == nullptr) return done(code(ErrorCode::kUnknownTopicOrPartition));
+      if (p == nullptr) return done(not_hosted(s.ref));
       const PartitionAppend o = p->write_marker(s.producer_id, s.producer_epoch, s.coordinator_epoch, s.commit);
       // Markers are written acks=all: answered once durable (or at once without flush.on.acks.all).
       if (!o.appended || !(durable_acks_all_ || o.flush_due)) return done(o.error);

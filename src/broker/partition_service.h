@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "broker/catalog.h"
 #include "broker/partition.h"
 #include "broker/shards.h"
 
@@ -134,6 +135,12 @@ class PartitionService {
   boost::asio::awaitable<std::vector<std::int16_t>> write_markers(std::vector<MarkerSpec> specs);
   // KIP-890: who verifies transactional produces (null: nothing is verified). Set before serving.
   void set_verifier(TxnVerifier* verifier) { verifier_ = verifier; }
+  // The topics as the metadata knows them: a partition it names that this broker does not host
+  // is answered NOT_LEADER_OR_FOLLOWER (another broker leads it, or it is being created), one it
+  // does not name UNKNOWN_TOPIC_OR_PARTITION. Before start().
+  void set_catalog(std::function<std::shared_ptr<const Catalog>()> catalog) { catalog_ = std::move(catalog); }
+  // The error for a partition this broker does not host (see set_catalog).
+  [[nodiscard]] std::int16_t not_hosted(const PartitionRef& ref) const;
   // transaction.partition.verification.enable (on by default, as Kafka).
   void set_verification_enabled(bool on) { verification_enabled_ = on; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
@@ -165,6 +172,7 @@ class PartitionService {
   ShardSet& shards_;
   storage::Flusher* flusher_ = nullptr;
   bool durable_acks_all_ = true;
+  std::function<std::shared_ptr<const Catalog>()> catalog_;
   TxnVerifier* verifier_ = nullptr;
   bool verification_enabled_ = true;
 };

@@ -1,5 +1,7 @@
 #include "broker/shards.h"
 
+#include <algorithm>
+
 #include "base/assert.h"
 
 namespace weir::broker {
@@ -26,6 +28,16 @@ std::vector<std::unique_ptr<Partition>> PartitionTable::remove_topic(std::string
   }
   by_topic_.erase(it);
   return out;
+}
+
+bool PartitionTable::remove(std::string_view topic, std::int32_t index) {
+  auto it = by_topic_.find(std::string(topic));
+  if (it == by_topic_.end() || index < 0 || static_cast<std::size_t>(index) >= it->second.size() || !it->second[index]) {
+    return false;
+  }
+  it->second[static_cast<std::size_t>(index)].reset();
+  if (std::ranges::none_of(it->second, [](const auto& p) { return p != nullptr; })) by_topic_.erase(it);
+  return true;
 }
 
 ShardSet::ShardSet(std::vector<boost::asio::any_io_executor> executors) : executors_(std::move(executors)) {

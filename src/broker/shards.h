@@ -26,6 +26,8 @@ class PartitionTable {
   void add(std::unique_ptr<Partition> p);
   // Removes and returns the partitions of a topic.
   std::vector<std::unique_ptr<Partition>> remove_topic(std::string_view topic);
+  // Removes one partition; false if it was not here.
+  bool remove(std::string_view topic, std::int32_t index);
   template <class F>
   void for_each(F&& f) {
     for (auto& [name, parts] : by_topic_) {

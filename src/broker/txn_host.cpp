@@ -289,7 +289,9 @@ asio::awaitable<bool> TxnService::ensure_topic() {
   t.name = std::string(kTransactionStateTopic);
   t.num_partitions = configured_partitions_;
   // One node: one replica, whatever transaction.state.log.replication.factor says.
-  t.replication_factor = 1;
+  t.replication_factor = broker_.quorum() != nullptr
+                             ? broker_.config().typed().get_short("transaction.state.log.replication.factor")
+                             : std::int16_t{1};
   auto add = [&](std::string name, std::string value) {
     auto& cfg = t.configs.emplace_back();
     cfg.name = std::move(name);

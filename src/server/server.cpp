@@ -3,8 +3,12 @@
 #include <chrono>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_future.hpp>
 #include <spdlog/spdlog.h>
 
 #include "base/log.h"
@@ -15,6 +19,7 @@
 #include "net/connection_quotas.h"
 #include "net/fd_limit.h"
 #include "net/server.h"
+#include "server/quorum.h"
 
 namespace weir::server {
 
@@ -75,6 +80,9 @@ std::string Server::start() {
   net::ServerOptions so = net_options(config_);
   net_ = std::make_unique<net::Server>(so, *broker_);
   broker_->attach(net_->executors());
+  if (config_.broker_only) {
+    broker_->set_quorum_link(make_quorum_link(config_, broker_->node(), broker_->shards().controller()));
+  }
   // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly
   // (checkpoints, clean-shutdown marker) over a half-recovered dir.
   if (auto err = broker_->start(); !err.empty()) {
@@ -87,6 +95,21 @@ std::string Server::start() {
   }
   running_ = true;
   if (!net_->bound_ports().empty()) broker_->set_bound_port(net_->bound_ports().front());
+  if (broker::QuorumLink* quorum = broker_->quorum()) {
+    // As a Kafka broker: registered, caught up with the metadata and unfenced before the start
+    // counts as done (initial.broker.registration.timeout.ms).
+    broker_->start_quorum();
+    const std::int64_t timeout = config_.typed().get_int("initial.broker.registration.timeout.ms");
+    auto running = boost::asio::co_spawn(broker_->shards().controller(), quorum->wait_until_running(timeout),
+                                         boost::asio::use_future);
+    if (!running.get()) {
+      stop();
+      return fmt::format(
+          "the broker did not register with the controller quorum and catch up with its metadata within "
+          "initial.broker.registration.timeout.ms={}",
+          timeout);
+    }
+  }
 
   // metrics.listener: Prometheus scrapes, served on a thread of their own (see metrics_report.h).
   if (const std::string listener = config_.typed().get_string("metrics.listener"); !listener.empty()) {
@@ -118,6 +141,14 @@ void Server::stop() {
     return;
   }
   running_ = false;
+  if (broker::QuorumLink* quorum = broker_ ? broker_->quorum() : nullptr) {
+    // Controlled shutdown first (the controller moves leaderships away while this broker still
+    // serves), then the quorum link's tasks stop, while the executors still run.
+    const bool controlled = config_.typed().get_bool("controlled.shutdown.enable");
+    auto done = boost::asio::co_spawn(broker_->shards().controller(), quorum->shutdown(controlled, 30000),
+                                      boost::asio::use_future);
+    done.wait();
+  }
   if (metrics_) metrics_->stop();  // before the shards stop: a scrape posts to them
   if (net_) net_->stop();
   if (broker_) broker_->stop();

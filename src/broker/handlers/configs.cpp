@@ -1,5 +1,7 @@
 // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: topic configs through the controller
 // (Kafka's names, defaults, sources and synonyms); broker configs as this node was started.
+#include <spdlog/spdlog.h>
+
 #include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/handlers/handlers.h"
@@ -89,9 +91,43 @@ boost::asio::awaitable<HandlerResult<DescribeConfigsHandler::Response>> Describe
   co_return resp;
 }
 
+namespace {
+
+// Broker-only: the request goes to the active controller, as a Kafka broker forwards it; when no
+// controller answers in time, every resource gets the error.
+template <class Response, class Request, class Fn>
+boost::asio::awaitable<Response> forward_each(Request& req, Fn fn, std::string_view api) {
+  auto resp = co_await fn();
+  if (resp) co_return std::move(*resp);
+  spdlog::warn("event=forward_failed api={} error_code={} error=\"{}\"", api, resp.error().code, resp.error().message);
+  Response out;
+  if constexpr (requires { req.resources; }) {
+    for (const auto& r : req.resources) {
+      auto& o = out.responses.emplace_back();
+      o.resource_type = r.resource_type;
+      o.resource_name = r.resource_name;
+      o.error_code = resp.error().code;
+      o.error_message = resp.error().message;
+    }
+  } else {
+    for (const auto& t : req.topics) {
+      auto& o = out.results.emplace_back();
+      o.name = t.name;
+      o.error_code = resp.error().code;
+      o.error_message = resp.error().message;
+    }
+  }
+  co_return out;
+}
+
+}  // namespace
+
 boost::asio::awaitable<HandlerResult<AlterConfigsHandler::Response>> AlterConfigsHandler::handle(RequestContext& ctx,
                                                                                                  Request& req) {
   const std::int16_t v = ctx.version();
+  if (QuorumLink* q = ctx.broker.quorum()) {
+    co_return co_await forward_each<Response>(req, [&]() { return q->alter_configs(req, v); }, "AlterConfigs");
+  }
   co_return co_await ctx.broker.controller_op<Response>(
       [&req, v](const metadata::Controller& c) { return c.alter_configs(req, v); });
 }
@@ -99,6 +135,10 @@ boost::asio::awaitable<HandlerResult<AlterConfigsHandler::Response>> AlterConfig
 boost::asio::awaitable<HandlerResult<IncrementalAlterConfigsHandler::Response>> IncrementalAlterConfigsHandler::handle(
     RequestContext& ctx, Request& req) {
   const std::int16_t v = ctx.version();
+  if (QuorumLink* q = ctx.broker.quorum()) {
+    co_return co_await forward_each<Response>(req, [&]() { return q->incremental_alter_configs(req, v); },
+                                              "IncrementalAlterConfigs");
+  }
   co_return co_await ctx.broker.controller_op<Response>(
       [&req, v](const metadata::Controller& c) { return c.incremental_alter_configs(req, v); });
 }
@@ -106,6 +146,9 @@ boost::asio::awaitable<HandlerResult<IncrementalAlterConfigsHandler::Response>> 
 boost::asio::awaitable<HandlerResult<CreatePartitionsHandler::Response>> CreatePartitionsHandler::handle(
     RequestContext& ctx, Request& req) {
   const std::int16_t v = ctx.version();
+  if (QuorumLink* q = ctx.broker.quorum()) {
+    co_return co_await forward_each<Response>(req, [&]() { return q->create_partitions(req, v); }, "CreatePartitions");
+  }
   co_return co_await ctx.broker.controller_op<Response>(
       [&req, v](const metadata::Controller& c) { return c.create_partitions(req, v); });
 }

@@ -22,11 +22,15 @@ boost::asio::awaitable<HandlerResult<DescribeClusterHandler::Response>> Describe
     co_return resp;
   }
   resp.cluster_id = node.cluster_id;
-  resp.controller_id = node.node_id;
-  auto& b = resp.brokers.emplace_back();
-  b.broker_id = node.node_id;
-  b.host = node.host;
-  b.port = node.port;
+  auto catalog = ctx.broker.catalog();
+  resp.controller_id = catalog->controller_id;
+  for (const auto& e : catalog->brokers) {
+    auto& b = resp.brokers.emplace_back();
+    b.broker_id = e.id;
+    b.host = e.host;
+    b.port = e.port;
+    b.rack = e.rack;
+  }
   co_return resp;
 }
 

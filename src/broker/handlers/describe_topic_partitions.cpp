@@ -70,18 +70,21 @@ ResponseTopic unknown_topic(const std::string& name) {
 }
 
 // Partitions [first, first + max_count) of a topic; returns how many there were.
-std::int32_t fill_partitions(const TopicInfo& t, std::int32_t node_id, std::int32_t first, std::int32_t max_count,
+std::int32_t fill_partitions(const TopicInfo& t, const Catalog& catalog, std::int32_t first, std::int32_t max_count,
                              ResponseTopic& out) {
   const std::int32_t end = first + std::min(max_count, std::max(t.partitions - first, 0));
   for (std::int32_t i = first; i < end; ++i) {
+    const PartitionInfo& info = t.parts[static_cast<std::size_t>(i)];
     auto& p = out.partitions.emplace_back();
     p.partition_index = i;
-    p.leader_id = node_id;
-    p.leader_epoch = i < static_cast<std::int32_t>(t.leader_epochs.size()) ? t.leader_epochs[i] : 0;
-    p.replica_nodes = {node_id};
-    p.isr_nodes = {node_id};
-    p.eligible_leader_replicas.emplace();
-    p.last_known_elr.emplace();
+    p.leader_id = info.leader;
+    p.leader_epoch = info.leader_epoch;
+    p.replica_nodes = info.replicas;
+    p.isr_nodes = info.isr;
+    p.eligible_leader_replicas = info.eligible_leader_replicas;
+    p.last_known_elr = info.last_known_elr;
+    p.offline_replicas = info.offline_replicas;
+    if (info.leader < 0 || catalog.broker(info.leader) == nullptr) p.error_code = code(ErrorCode::kLeaderNotAvailable);
   }
   return std::max(end - first, 0);
 }
@@ -91,7 +94,6 @@ std::int32_t fill_partitions(const TopicInfo& t, std::int32_t node_id, std::int3
 boost::asio::awaitable<HandlerResult<DescribeTopicPartitionsHandler::Response>> DescribeTopicPartitionsHandler::handle(
     RequestContext& ctx, Request& req) {
   const Broker& broker = ctx.broker;
-  const std::int32_t node_id = broker.node().node_id;
   auto catalog = broker.catalog();
   const bool all_topics = req.topics.empty();
   const std::string cursor_topic = req.cursor ? req.cursor->topic_name : std::string();
@@ -147,7 +149,7 @@ boost::asio::awaitable<HandlerResult<DescribeTopicPartitionsHandler::Response>> 
     out.is_internal = is_internal_topic(name);
     out.topic_authorized_operations = kAllTopicOperations;
     const std::int32_t first = req.cursor && name == cursor_topic ? req.cursor->partition_index : 0;
-    const std::int32_t filled = fill_partitions(*info, node_id, first, remaining, out);
+    const std::int32_t filled = fill_partitions(*info, *catalog, first, remaining, out);
     if (first + filled < info->partitions) {
       auto& next = resp.next_cursor.emplace();
       next.topic_name = name;

@@ -34,7 +34,6 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
   const std::int16_t version = ctx.version();
   std::vector<std::string> keys = version >= 4 ? req.coordinator_keys : std::vector<std::string>{req.key};
   const std::string invalid_request_message(metadata::default_message(metadata::Errc::invalid_request));
-  const NodeInfo& node = broker.node();
   Response resp;
   // A key type Kafka does not know fails the whole request (KafkaApis throws
   // InvalidRequestException): every answer carries INVALID_REQUEST and its message.
@@ -69,7 +68,18 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
   } else if (!co_await broker.ensure_offsets_topic()) {
     error = code(ErrorCode::kCoordinatorNotAvailable);
   }
+  // The coordinator is the leader of the key's internal-topic partition (this node on one node).
+  auto catalog = broker.catalog();
+  auto coordinator_of = [&](const std::string& key) -> const BrokerEndpoint* {
+    if (error != 0) return nullptr;
+    const bool txn = req.key_type == kKeyTypeTransaction;
+    const std::string topic(txn ? kTransactionStateTopic : kOffsetsTopic);
+    const std::int32_t partition = txn ? broker.txns().partition_for(key) : broker.group_partition(key);
+    return catalog->broker(catalog->leader_of(topic, partition));
+  };
   if (version < 4) {
+    const BrokerEndpoint* at = coordinator_of(req.key);
+    if (error == 0 && at == nullptr) error = code(ErrorCode::kCoordinatorNotAvailable);
     // Kafka fills error_message with Errors.message(): "NONE" on success.
     resp.error_code = error;
     if (error == 0) {
@@ -79,20 +89,22 @@ asio::awaitable<HandlerResult<FindCoordinatorHandler::Response>> FindCoordinator
     } else {
       resp.error_message = "The coordinator is not available.";
     }
-    resp.node_id = error == 0 ? node.node_id : -1;
-    resp.host = error == 0 ? node.host : "";
-    resp.port = error == 0 ? node.port : -1;
+    resp.node_id = error == 0 ? at->id : -1;
+    resp.host = error == 0 ? at->host : "";
+    resp.port = error == 0 ? at->port : -1;
     co_return resp;
   }
   // v4+: Kafka sets no per-key message on this path (empty, also for errors).
   for (const auto& key : keys) {
     auto& c = resp.coordinators.emplace_back();
+    const BrokerEndpoint* at = coordinator_of(key);
+    const std::int16_t e = error == 0 && at == nullptr ? code(ErrorCode::kCoordinatorNotAvailable) : error;
     c.key = key;
-    c.error_code = error;
+    c.error_code = e;
     c.error_message = "";
-    c.node_id = error == 0 ? node.node_id : -1;
-    c.host = error == 0 ? node.host : "";
-    c.port = error == 0 ? node.port : -1;
+    c.node_id = e == 0 ? at->id : -1;
+    c.host = e == 0 ? at->host : "";
+    c.port = e == 0 ? at->port : -1;
   }
   co_return resp;
 }

@@ -11,18 +11,24 @@ namespace weir::broker {
 
 namespace {
 
-void fill_topic(const TopicInfo& t, std::int32_t node_id, MetadataHandler::Response::MetadataResponseTopic& out) {
+void fill_topic(const TopicInfo& t, const Catalog& catalog, MetadataHandler::Response::MetadataResponseTopic& out) {
   out.error_code = 0;
   out.name = t.name;
   out.topic_id = t.id;
   out.is_internal = t.internal;
   for (std::int32_t i = 0; i < t.partitions; ++i) {
+    const PartitionInfo& info = t.parts[static_cast<std::size_t>(i)];
     auto& p = out.partitions.emplace_back();
     p.partition_index = i;
-    p.leader_id = node_id;
-    p.leader_epoch = i < static_cast<std::int32_t>(t.leader_epochs.size()) ? t.leader_epochs[i] : 0;
-    p.replica_nodes = {node_id};
-    p.isr_nodes = {node_id};
+    p.leader_id = info.leader;
+    p.leader_epoch = info.leader_epoch;
+    p.replica_nodes = info.replicas;
+    p.isr_nodes = info.isr;
+    p.offline_replicas = info.offline_replicas;
+    // As Kafka's MetadataCache: no leader, or a leader without an endpoint on this listener.
+    if (info.leader < 0 || catalog.broker(info.leader) == nullptr) {
+      p.error_code = code(ErrorCode::kLeaderNotAvailable);
+    }
   }
 }
 
@@ -34,20 +40,23 @@ boost::asio::awaitable<HandlerResult<MetadataHandler::Response>> MetadataHandler
   const NodeInfo& node = broker.node();
   const std::int16_t version = ctx.version();
   Response resp;
-  auto& b = resp.brokers.emplace_back();
-  b.node_id = node.node_id;
-  b.host = node.host;
-  b.port = node.port;
   resp.cluster_id = node.cluster_id;
-  resp.controller_id = node.node_id;
+  auto catalog = broker.catalog();
+  resp.controller_id = catalog->controller_id;
+  for (const auto& e : catalog->brokers) {
+    auto& b = resp.brokers.emplace_back();
+    b.node_id = e.id;
+    b.host = e.host;
+    b.port = e.port;
+    b.rack = e.rack;
+  }
 
   const bool all_topics = !req.topics || (version == 0 && req.topics->empty());
-  auto catalog = broker.catalog();
   if (all_topics) {
     std::vector<const TopicInfo*> sorted;
     for (const auto& [name, t] : catalog->topics) sorted.push_back(&t);
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* c) { return a->name < c->name; });
-    for (const auto* t : sorted) fill_topic(*t, node.node_id, resp.topics.emplace_back());
+    for (const auto* t : sorted) fill_topic(*t, *catalog, resp.topics.emplace_back());
     co_return resp;
   }
 
@@ -73,7 +82,7 @@ boost::asio::awaitable<HandlerResult<MetadataHandler::Response>> MetadataHandler
       info = catalog->find(*name);
     }
     if (info != nullptr) {
-      fill_topic(*info, node.node_id, out);
+      fill_topic(*info, *catalog, out);
     } else if (t.name) {
       out.error_code = code(broker.is_valid_topic_name(*t.name) ? ErrorCode::kUnknownTopicOrPartition
                                                                  : ErrorCode::kInvalidTopicException);

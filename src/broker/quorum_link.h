@@ -1,0 +1,90 @@
+// The broker's link to a KRaft controller quorum, when it runs as process.roles=broker: it
+// follows the metadata log (handing committed records to the broker), registers and heartbeats,
+// and carries the requests a Kafka broker sends to the active controller. The composition root
+// (src/server) implements it over src/cluster; the broker only sees this interface, so it
+// cannot tell which kind of controller leads (DESIGN.md "Cluster").
+//
+// Threading: start() is called once on the controller executor; the sink is called there, in log
+// order, one batch at a time (each apply is awaited before the next). The request methods may be
+// called from any executor.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "metadata/metadata_record.h"
+#include "protocol/gen/allocate_producer_ids_request.h"
+#include "protocol/gen/allocate_producer_ids_response.h"
+#include "protocol/gen/alter_configs_request.h"
+#include "protocol/gen/alter_configs_response.h"
+#include "protocol/gen/create_partitions_request.h"
+#include "protocol/gen/create_partitions_response.h"
+#include "protocol/gen/create_topics_request.h"
+#include "protocol/gen/create_topics_response.h"
+#include "protocol/gen/delete_topics_request.h"
+#include "protocol/gen/delete_topics_response.h"
+#include "protocol/gen/incremental_alter_configs_request.h"
+#include "protocol/gen/incremental_alter_configs_response.h"
+
+namespace weir::broker {
+
+// Committed metadata records, in log order. snapshot: the image is replaced by these records
+// (a KRaft snapshot) rather than extended.
+struct MetadataUpdate {
+  std::vector<metadata::MetadataRecord> records;
+  std::int64_t last_offset = -1;  // offset of the last record (the next update starts after it)
+  bool snapshot = false;
+};
+
+// Applies one update; resolves once the broker has acted on it (logs created, catalog published).
+using MetadataSink = std::function<boost::asio::awaitable<void>(MetadataUpdate)>;
+
+// A request that could not be carried to the controller: the Kafka error code to answer
+// (REQUEST_TIMED_OUT when no controller answered in time) and why, for the log.
+struct ForwardError {
+  std::int16_t code = 7;  // REQUEST_TIMED_OUT
+  std::string message;
+};
+
+template <class T>
+using Forwarded = std::expected<T, ForwardError>;
+
+class QuorumLink {
+ public:
+  virtual ~QuorumLink() = default;
+
+  // Starts following the metadata log and the broker lifecycle (registration, heartbeats).
+  // `applied_offset` gives the offset of the last update the sink has completed (heartbeats
+  // report it).
+  virtual void start(MetadataSink sink, std::function<std::int64_t()> applied_offset) = 0;
+  // Waits until the broker has caught up with the metadata and the controller has unfenced it,
+  // or the deadline (ms) passes; false on timeout or a fatal error (with the reason logged).
+  virtual boost::asio::awaitable<bool> wait_until_running(std::int64_t timeout_ms) = 0;
+  // Controlled shutdown (when `controlled`): asks the controller to move leaderships away and
+  // waits (bounded) for its permission; then stops every background task.
+  virtual boost::asio::awaitable<void> shutdown(bool controlled, std::int64_t timeout_ms) = 0;
+  // The broker epoch the controller assigned at registration (-1 before).
+  [[nodiscard]] virtual std::int64_t broker_epoch() const = 0;
+
+  // Requests carried to the active controller at `version` (the client's, for forwarded
+  // admin requests).
+  virtual boost::asio::awaitable<Forwarded<protocol::CreateTopicsResponse>> create_topics(
+      const protocol::CreateTopicsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::DeleteTopicsResponse>> delete_topics(
+      const protocol::DeleteTopicsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::CreatePartitionsResponse>> create_partitions(
+      const protocol::CreatePartitionsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::AlterConfigsResponse>> alter_configs(
+      const protocol::AlterConfigsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::IncrementalAlterConfigsResponse>> incremental_alter_configs(
+      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
+      const protocol::AllocateProducerIdsRequest& request) = 0;
+};
+
+}  // namespace weir::broker

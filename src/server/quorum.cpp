@@ -1,0 +1,226 @@
+#include "server/quorum.h"
+
+#include <chrono>
+#include <deque>
+#include <optional>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cluster/broker_lifecycle.h"
+#include "cluster/controller_channel.h"
+#include "cluster/metadata_follower.h"
+#include "cluster/quorum_config.h"
+
+namespace weir::server {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+constexpr std::int16_t kRequestTimedOut = 7;
+// How long a forwarded request may take, as Kafka's forwarding (request.timeout.ms of the
+// broker-to-controller channel).
+constexpr std::int64_t kForwardTimeoutMs = 30000;
+
+class ClusterQuorumLink final : public broker::QuorumLink {
+ public:
+  ClusterQuorumLink(const broker::Config& config, const broker::NodeInfo& node, asio::any_io_executor executor)
+      : config_(config), node_(node), executor_(std::move(executor)), wake_(executor_) {}
+
+  ~ClusterQuorumLink() override {
+    if (lifecycle_) lifecycle_->stop();
+    if (follower_) follower_->stop();
+    if (channel_) channel_->stop();
+  }
+
+  void start(broker::MetadataSink sink, std::function<std::int64_t()> applied_offset) override {
+    const auto& typed = config_.typed();
+    auto quorum = cluster::parse_quorum_config(join(typed.get_list("controller.quorum.voters")),
+                                               join(typed.get_list("controller.quorum.bootstrap.servers")));
+    if (!quorum) {
+      // The config layer checked both lists at start-up with Kafka's messages.
+      spdlog::error("event=quorum_config_invalid error=\"{}\"", quorum.error().to_string());
+      failed_ = true;
+      return;
+    }
+    quorum->fetch_timeout_ms = typed.get_int("controller.quorum.fetch.timeout.ms");
+    quorum->request_timeout_ms = typed.get_int("controller.quorum.request.timeout.ms");
+    quorum->retry_backoff_ms = typed.get_int("controller.quorum.retry.backoff.ms");
+    sink_ = std::move(sink);
+
+    cluster::FollowerOptions fo;
+    fo.cluster_id = node_.cluster_id;
+    fo.node_id = node_.node_id;
+    fo.snapshot_chunk_bytes = typed.get_int("controller.quorum.fetch.snapshot.max.bytes");
+    fo.retry_backoff_ms = quorum->retry_backoff_ms;
+    follower_ = std::make_shared<cluster::MetadataFollower>(
+        executor_, fo, *quorum, [this](const cluster::MetadataBatch& b) { enqueue(b); },
+        [this](const client::Error& e, bool fatal) {
+          if (fatal) {
+            spdlog::error("event=metadata_follower_failed error=\"{}\"", e.to_string());
+            failed_ = true;
+            wake_.cancel();
+          } else {
+            spdlog::error("event=metadata_record_error error=\"{}\"", e.to_string());
+          }
+        });
+
+    cluster::ChannelOptions co;
+    co.request_timeout_ms = quorum->request_timeout_ms;
+    channel_ = std::make_unique<cluster::ControllerChannel>(
+        executor_, quorum->bootstrap_endpoints(), co, [this]() { return follower_->leader_address(); });
+
+    cluster::LifecycleOptions lo;
+    lo.node_id = node_.node_id;
+    lo.cluster_id = node_.cluster_id;
+    lo.incarnation_id = Uuid::random();
+    for (const auto& l : config_.advertised_listeners) {
+      lo.listeners.push_back(cluster::ListenerInfo{l.name, l.host, l.port, 0});
+    }
+    if (!typed.is_null("broker.rack")) lo.rack = typed.get_string("broker.rack");
+    if (!node_.directory_id.is_zero()) lo.log_dirs.push_back(node_.directory_id);
+    lo.heartbeat_interval_ms = typed.get_int("broker.heartbeat.interval.ms");
+    lo.session_timeout_ms = typed.get_int("broker.session.timeout.ms");
+    lifecycle_ = std::make_shared<cluster::BrokerLifecycle>(executor_, lo, *channel_, std::move(applied_offset),
+                                                            quorum->request_timeout_ms);
+    follower_->start();
+    lifecycle_->start();
+    asio::co_spawn(executor_, apply_loop(), asio::detached);
+  }
+
+  asio::awaitable<bool> wait_until_running(std::int64_t timeout_ms) override {
+    if (!lifecycle_ || failed_) co_return false;
+    const bool ok = co_await lifecycle_->unfenced(client::deadline_after_ms(timeout_ms));
+    if (ok) {
+      spdlog::info("event=broker_unfenced broker_epoch={} metadata_offset={}", lifecycle_->broker_epoch(),
+                   follower_->last_delivered_offset());
+    } else if (lifecycle_->last_error()) {
+      spdlog::error("event=broker_registration_failed error=\"{}\"", lifecycle_->last_error()->to_string());
+    }
+    co_return ok;
+  }
+
+  asio::awaitable<void> shutdown(bool controlled, std::int64_t timeout_ms) override {
+    if (lifecycle_ && controlled && !failed_ && lifecycle_->state() == cluster::BrokerState::kRunning) {
+      spdlog::info("event=controlled_shutdown_requested");
+      const bool ok = co_await lifecycle_->controlled_shutdown(client::deadline_after_ms(timeout_ms));
+      spdlog::info("event=controlled_shutdown {}", ok ? "granted" : "timed_out");
+    }
+    stopping_ = true;
+    wake_.cancel();
+    if (lifecycle_) lifecycle_->stop();
+    if (follower_) follower_->stop();
+    if (channel_) channel_->stop();
+  }
+
+  [[nodiscard]] std::int64_t broker_epoch() const override { return lifecycle_ ? lifecycle_->broker_epoch() : -1; }
+
+  asio::awaitable<broker::Forwarded<protocol::CreateTopicsResponse>> create_topics(
+      const protocol::CreateTopicsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::DeleteTopicsResponse>> delete_topics(
+      const protocol::DeleteTopicsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::CreatePartitionsResponse>> create_partitions(
+      const protocol::CreatePartitionsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::AlterConfigsResponse>> alter_configs(
+      const protocol::AlterConfigsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::IncrementalAlterConfigsResponse>> incremental_alter_configs(
+      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
+      const protocol::AllocateProducerIdsRequest& request) override {
+    co_return co_await forward(request, std::nullopt);
+  }
+
+ private:
+  // Runs the send on the link's executor (the channel belongs to it), from any executor.
+  template <class Request>
+  asio::awaitable<broker::Forwarded<client::ResponseOf<Request>>> forward(const Request& request,
+                                                                          std::optional<std::int16_t> version) {
+    using Response = client::ResponseOf<Request>;
+    auto result = co_await asio::co_spawn(
+        executor_,
+        [this, &request, version]() -> asio::awaitable<broker::Forwarded<Response>> {
+          if (!channel_ || stopping_) co_return std::unexpected(broker::ForwardError{kRequestTimedOut, "no controller"});
+          auto r = co_await channel_->send(request, version, client::deadline_after_ms(kForwardTimeoutMs));
+          if (r) co_return std::move(*r);
+          const auto& e = r.error();
+          const std::int16_t code = e.kind == client::ErrorKind::kKafka && e.code != 0 ? e.code : kRequestTimedOut;
+          co_return std::unexpected(broker::ForwardError{code, e.to_string()});
+        },
+        asio::use_awaitable);
+    co_return result;
+  }
+
+  void enqueue(const cluster::MetadataBatch& b) {
+    broker::MetadataUpdate u;
+    u.records.reserve(b.records.size());
+    for (const auto& r : b.records) u.records.push_back(r.record);
+    u.last_offset = b.last_offset;
+    u.snapshot = b.snapshot;
+    queue_.push_back(std::move(u));
+    wake_.cancel();
+  }
+
+  asio::awaitable<void> apply_loop() {
+    bool announced = false;
+    while (!stopping_) {
+      while (!queue_.empty() && !stopping_) {
+        broker::MetadataUpdate u = std::move(queue_.front());
+        queue_.pop_front();
+        co_await sink_(std::move(u));
+      }
+      if (!announced && follower_->is_caught_up() && queue_.empty()) {
+        // Every record below the quorum's high watermark at the first fetch is applied: the
+        // heartbeats stop asking to stay fenced (Kafka's broker waits for the same).
+        announced = true;
+        lifecycle_->set_caught_up();
+        spdlog::info("event=metadata_caught_up offset={}", follower_->last_delivered_offset());
+      }
+      if (stopping_) break;
+      wake_.expires_after(std::chrono::milliseconds(announced ? 1000 : 50));
+      boost::system::error_code ec;
+      co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+
+  const broker::Config& config_;
+  const broker::NodeInfo& node_;
+  asio::any_io_executor executor_;
+  broker::MetadataSink sink_;
+  std::shared_ptr<cluster::MetadataFollower> follower_;
+  std::unique_ptr<cluster::ControllerChannel> channel_;
+  std::shared_ptr<cluster::BrokerLifecycle> lifecycle_;
+  std::deque<broker::MetadataUpdate> queue_;
+  asio::steady_timer wake_;
+  bool failed_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<broker::QuorumLink> make_quorum_link(const broker::Config& config, const broker::NodeInfo& node,
+                                                     asio::any_io_executor executor) {
+  return std::make_unique<ClusterQuorumLink>(config, node, std::move(executor));
+}
+
+}  // namespace weir::server
