@@ -132,3 +132,35 @@ def test_cut_controller_link_fences_the_broker(cluster_factory):
              lambda: 2 not in [b.node_id for b in cluster.metadata([], via=1).brokers], 60)
     link.heal()
     cluster.wait_brokers([1, 2], timeout=60)
+
+
+def test_weir_broker_gets_the_kafka_broker_properties(tmp_path):
+    """The contract with weir's broker mode (not runnable yet): a weir broker of a cluster gets
+    the server.properties a Kafka broker gets, is formatted with `weir format -t <cluster id> -c
+    <file> --feature ...` and served with `weir serve --config <file>`."""
+    from harness.cluster import DEFAULT_FEATURES, Cluster
+
+    cluster = Cluster(tmp_path, ["kafka", "weir"], controllers=3)
+    try:
+        kafka, weir = cluster.broker(1), cluster.broker(2)
+        own = {"node.id", "listeners", "advertised.listeners", "log.dirs"}
+        assert set(kafka.properties) == set(weir.properties)
+        assert {k: v for k, v in kafka.properties.items() if k not in own} == \
+            {k: v for k, v in weir.properties.items() if k not in own}
+        assert weir.properties["process.roles"] == "broker"
+        assert weir.properties["node.id"] == "2"
+        assert weir.properties["controller.quorum.voters"] == cluster.quorum.voters
+        assert weir.properties["listeners"] == f"PLAINTEXT://127.0.0.1:{weir.port}"
+        assert weir.properties["log.dirs"] == str(weir.data_dir)
+        features = [a for name, level in DEFAULT_FEATURES.items() for a in ("--feature", f"{name}={level}")]
+        assert weir.format_argv() == [str(weir.binary), "format", "-t", cluster.cluster_id, "-c",
+                                      str(weir.properties_path), *features]
+        assert weir._argv() == [str(weir.binary), "serve", "--config", str(weir.properties_path)]
+    finally:
+        cluster.close()
+
+    dynamic = Cluster(tmp_path / "dynamic", ["weir"], controllers=1, dynamic=True)
+    props = dynamic.broker(1).properties
+    assert "controller.quorum.voters" not in props
+    assert props["controller.quorum.bootstrap.servers"] == dynamic.quorum.bootstrap_controllers
+    dynamic.close()
