@@ -7,6 +7,7 @@ cut broker->controller link.
 """
 from __future__ import annotations
 
+import re
 import socket
 import threading
 
@@ -105,11 +106,19 @@ def test_three_controllers_survive_losing_the_leader(cluster_factory, dynamic):
     assert first in quorum.ids
     dq = quorum.describe()
     assert sorted(v.replica_id for v in dq.voters) == quorum.ids
+    # Kafka's own tool agrees with the harness's DescribeQuorum decoding.
+    from harness import run_tool
+    out = run_tool("kafka-run-class", "org.apache.kafka.tools.MetadataQuorumCommand",
+                   "--bootstrap-controller", quorum.bootstrap_controllers, "describe", "--status",
+                   timeout=90, check=True).stdout
+    status = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    assert int(status["LeaderId"]) == first, out
+    assert sorted(int(x) for x in re.findall(r'"id":\s*(\d+)', status["CurrentVoters"])) == quorum.ids, out
+    assert 1 in [int(x) for x in re.findall(r'"id":\s*(\d+)', status["CurrentObservers"])], out
     quorum.kill(first)
     second = quorum.wait_leader(timeout=60, not_id=first)
     assert second != first
     # The broker still has a working controller: a topic can be created.
-    from harness import run_tool
     run_tool("kafka-topics", "--create", "--topic", "after-failover", "--partitions", "1",
              "--replication-factor", "1", bootstrap=cluster.bootstrap, check=True)
     cluster.wait_topic("after-failover", 1, 1)
@@ -164,3 +173,31 @@ def test_weir_broker_gets_the_kafka_broker_properties(tmp_path):
     assert "controller.quorum.voters" not in props
     assert props["controller.quorum.bootstrap.servers"] == dynamic.quorum.bootstrap_controllers
     dynamic.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_cut_replication_link_shrinks_the_isr(cluster_factory, topic_name):
+    from confluent_kafka import Producer
+
+    from harness import run_tool
+    cluster = cluster_factory(["kafka", "kafka"], controllers=1, replication_proxies=True,
+                              broker_overrides={"replica.lag.time.max.ms": 3000})
+    run_tool("kafka-topics", "--create", "--topic", topic_name, "--partitions", "1",
+             "--replication-factor", "2", bootstrap=cluster.bootstrap, check=True, timeout=90)
+    cluster.wait_topic(topic_name, 1, 2)
+    leader = cluster.leader_of(topic_name, 0)
+    follower = next(b for b in (1, 2) if b != leader)
+    link = cluster.replication_link(leader)
+    assert link.connections >= 1 and link.bytes_down > 0  # the follower fetches through it
+    link.cut()
+    p = Producer({"bootstrap.servers": cluster.broker(leader).bootstrap, "acks": 1})
+    for i in range(10):
+        p.produce(topic_name, value=f"cut-{i}".encode(), partition=0)
+    assert p.flush(60) == 0
+    # Clients still reach the leader directly; only the follower's fetches are cut, so it falls
+    # behind and the leader drops it after replica.lag.time.max.ms.
+    assert cluster.wait_isr(topic_name, 0, [leader], timeout=60) == [leader]
+    assert follower in [b.node_id for b in cluster.metadata([]).brokers]  # not fenced
+    link.heal()
+    assert cluster.wait_isr(topic_name, 0, [1, 2], timeout=60) == [1, 2]

@@ -467,6 +467,9 @@ class ClusterWeirBroker(_NodeControl, WeirBroker):
     Metadata from it lists it (registered with the controller and unfenced).
     """
 
+    # Registration and catching up with the metadata log come before readiness.
+    start_timeout = float(os.environ.get("WEIR_CLUSTER_START_TIMEOUT", "60"))
+
     def __init__(self, workdir: Path, *, node_id: int, cluster_id: str,
                  quorum_props: Mapping[str, str], features: Mapping[str, int],
                  replication: int = 3, port: int | None = None,
@@ -506,7 +509,11 @@ class Cluster:
 
     controller_proxies=True puts a proxy.LinkProxy on every broker->controller link (static
     quorum only): cluster.controller_link(broker_id, controller_id).cut() isolates that broker
-    from that controller. Every fault is undone by finish().
+    from that controller.
+    replication_proxies=True gives every broker a second listener, REPLICATION (the
+    inter.broker.listener.name), advertised at a proxy's address: cluster.replication_link(id)
+    carries every other broker's traffic to broker id (followers fetching from it), while clients
+    keep reaching it directly on PLAINTEXT. Every fault is undone by finish().
     """
 
     def __init__(self, base_dir: Path, kinds: Sequence[str] = ("kafka",), *, controllers: int = 1,
@@ -514,7 +521,8 @@ class Cluster:
                  broker_overrides: Mapping[str, object] | None = None,
                  per_broker_overrides: Mapping[int, Mapping[str, object]] | None = None,
                  controller_overrides: Mapping[str, object] | None = None,
-                 replication: int | None = None, controller_proxies: bool = False) -> None:
+                 replication: int | None = None, controller_proxies: bool = False,
+                 replication_proxies: bool = False) -> None:
         from .proxy import LinkProxy
 
         for k in kinds:
@@ -529,6 +537,7 @@ class Cluster:
         self.cluster_id = self.quorum.cluster_id
         rf = replication if replication is not None else min(3, len(kinds))
         self.links: dict[tuple[int, int], LinkProxy] = {}
+        self.replication_links: dict[int, LinkProxy] = {}
         self.brokers: dict[int, ClusterKafkaBroker | ClusterWeirBroker] = {}
         for i, kind in enumerate(self.kinds, start=1):
             endpoints = None
@@ -538,8 +547,21 @@ class Cluster:
                     link = LinkProxy(HOST, self.quorum.ports[cid], name=f"broker {i} -> controller {cid}")
                     self.links[(i, cid)] = link
                     endpoints[cid] = link.endpoint
-            overrides = {**(broker_overrides or {}), **((per_broker_overrides or {}).get(i, {}))}
-            args = dict(node_id=i, cluster_id=self.cluster_id,
+            port = free_port()
+            overrides: dict[str, object] = {}
+            if replication_proxies:
+                rport = free_port()
+                link = LinkProxy(HOST, rport, name=f"replication -> broker {i}")
+                self.replication_links[i] = link
+                overrides.update({
+                    "listeners": f"PLAINTEXT://{HOST}:{port},REPLICATION://{HOST}:{rport}",
+                    "advertised.listeners": f"PLAINTEXT://{HOST}:{port},REPLICATION://{link.endpoint}",
+                    "listener.security.protocol.map":
+                        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT",
+                    "inter.broker.listener.name": "REPLICATION",
+                })
+            overrides.update({**(broker_overrides or {}), **((per_broker_overrides or {}).get(i, {}))})
+            args = dict(node_id=i, cluster_id=self.cluster_id, port=port,
                         quorum_props=self.quorum.quorum_props_for(endpoints),
                         features=self.quorum.features, replication=rf, overrides=overrides)
             cls = ClusterKafkaBroker if kind == "kafka" else ClusterWeirBroker
@@ -567,6 +589,13 @@ class Cluster:
 
     def controller_link(self, broker_id: int, controller_id: int):
         return self.links[(broker_id, controller_id)]
+
+    def replication_link(self, broker_id: int):
+        """The proxy in front of broker_id's REPLICATION listener (replication_proxies=True)."""
+        return self.replication_links[broker_id]
+
+    def all_links(self) -> list:
+        return [*self.links.values(), *self.replication_links.values()]
 
     def live_brokers(self) -> list:
         return [b for b in self.brokers.values() if b.running and not b.paused]
@@ -600,7 +629,7 @@ class Cluster:
         did not exit cleanly."""
         errors: list[str] = []
         # Links first healed, not closed: a Kafka broker's controlled shutdown needs the controller.
-        for link in self.links.values():
+        for link in self.all_links():
             link.delay(0)
             link.heal()
         for b in self.brokers.values():
@@ -613,14 +642,14 @@ class Cluster:
                 except AssertionError as e:
                     errors.append(str(e))
             b.close()
-        for link in self.links.values():
+        for link in self.all_links():
             link.close()
         errors += self.quorum.finish()
         if errors:
             raise AssertionError("\n\n".join(errors))
 
     def close(self) -> None:
-        for link in self.links.values():
+        for link in self.all_links():
             link.close()
         for b in self.brokers.values():
             b.close()
