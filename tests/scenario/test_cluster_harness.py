@@ -189,7 +189,9 @@ def test_cut_replication_link_shrinks_the_isr(cluster_factory, topic_name):
     leader = cluster.leader_of(topic_name, 0)
     follower = next(b for b in (1, 2) if b != leader)
     link = cluster.replication_link(leader)
-    assert link.connections >= 1 and link.bytes_down > 0  # the follower fetches through it
+    from harness.cluster import wait_for
+    wait_for(f"broker {follower} fetching through {link}",
+             lambda: link.connections >= 1 and link.bytes_down > 0, 30)
     link.cut()
     p = Producer({"bootstrap.servers": cluster.broker(leader).bootstrap, "acks": 1})
     for i in range(10):

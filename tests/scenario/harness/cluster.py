@@ -51,7 +51,7 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 from . import procs, wire
 from .broker import BrokerProcess, BrokerStartError
 from .kafka import KafkaBroker, new_cluster_id
-from .paths import kafka_classpath_file, kafka_tool, weir_bin
+from .paths import kafka_classpath_file, kafka_tool
 from .ports import free_port
 from .weir import WeirBroker, _value
 
@@ -694,7 +694,7 @@ class Cluster:
         return [] if p is None else list(p["replicas"])
 
     def wait_brokers(self, ids: Iterable[int], timeout: float = 60.0) -> None:
-        """Until Metadata from every live broker lists exactly... at least the given ids."""
+        """Until Metadata from every live broker lists (at least) the given broker ids."""
         want = set(ids)
 
         def ok():
