@@ -7,6 +7,9 @@
   broker          parametrized: weir, then kafka (ids "weir"/"kafka"); the kafka one is marked
                   `kafka` and `differential`, so `-m "not kafka"` runs weir only
   topic_name      a topic name unique to the test
+  cluster_factory cluster_factory(kinds=["kafka", "kafka", "kafka"], controllers=1, ...) -> a started
+                  harness.cluster.Cluster (Kafka controllers + Kafka/weir brokers on 127.0.0.1);
+                  every node is stopped at the end (exit codes checked), every fault undone
 
 Every broker exposes .bootstrap, .host, .port, .node_id, .data_dir, .stop(), .kill(), .restart()
 and its log file (.log_path); logs of the brokers a failed test used are attached to the report.
@@ -22,6 +25,7 @@ import sys
 import pytest
 
 from harness import procs
+from harness.cluster import ClusterFactory
 from harness.kafka import KafkaFactory
 from harness.weir import WeirFactory
 
@@ -56,7 +60,7 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
-        if names & {"kafka", "kafka_factory"}:
+        if names & {"kafka", "kafka_factory", "cluster_factory"}:
             item.add_marker(pytest.mark.kafka)
     # Tests that need a pristine shared Kafka run before anything else can touch it.
     items.sort(key=lambda it: 0 if it.get_closest_marker("pristine") else 1)
@@ -117,6 +121,15 @@ def _track_shared_kafka(request):
 @pytest.fixture
 def kafka_factory(tmp_path):
     factory = KafkaFactory(tmp_path / "kafka")
+    yield factory
+    factory.finish()
+
+
+# ------------------------------------------------------------------------------------ clusters
+@pytest.fixture
+def cluster_factory(tmp_path):
+    """Multi-node KRaft clusters; at most one should run at a time on a small machine."""
+    factory = ClusterFactory(tmp_path / "cluster")
     yield factory
     factory.finish()
 

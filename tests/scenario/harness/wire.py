@@ -1,5 +1,6 @@
 """A small, independent Kafka wire codec for the harness: just enough to ask a broker
-ApiVersions (v0 and v3+) and Metadata (v1) over a raw socket, and to send arbitrary bytes.
+ApiVersions (v0 and v3+) and Metadata (v1), and a KRaft controller DescribeQuorum (v2), over a raw
+socket, and to send arbitrary bytes.
 
 It deliberately shares no code with weir's codec, so that it can check it.
 Framing: int32 size, then the request header and body. Request header v1 = int16 api_key,
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 API_VERSIONS = 18
 METADATA = 3
+DESCRIBE_QUORUM = 55
 
 
 class ProtocolError(Exception):
@@ -295,6 +297,84 @@ def decode_metadata_v1_response(body: bytes) -> MetadataResponse:
     return MetadataResponse(brokers, controller_id, topics)
 
 
+def encode_describe_quorum_v2_request(correlation_id: int, topic: str = "__cluster_metadata",
+                                      partition: int = 0,
+                                      client_id: str | None = "weir-harness") -> bytes:
+    """DescribeQuorum v2 (flexible from v0: request header v2, compact arrays, tagged fields)."""
+    w = Writer().uvarint(1 + 1).compact_string(topic)
+    w.uvarint(1 + 1).int32(partition).empty_tagged_fields()  # Partitions[0]
+    w.empty_tagged_fields()  # TopicData
+    w.empty_tagged_fields()  # request body
+    return frame(request_header(DESCRIBE_QUORUM, 2, correlation_id, client_id, flexible=True)
+                 + w.bytes())
+
+
+@dataclass
+class QuorumReplica:
+    replica_id: int
+    directory_id: bytes
+    log_end_offset: int
+    last_fetch_timestamp: int
+    last_caught_up_timestamp: int
+
+
+@dataclass
+class DescribeQuorumResponse:
+    error_code: int
+    error_message: str | None
+    partition_error_code: int = -1
+    leader_id: int = -1
+    leader_epoch: int = -1
+    high_watermark: int = -1
+    voters: list[QuorumReplica] = field(default_factory=list)
+    observers: list[QuorumReplica] = field(default_factory=list)
+    # node id -> {listener name: (host, port)}
+    nodes: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict)
+
+
+def _replica_states(r: Reader) -> list[QuorumReplica]:
+    out = []
+    for _ in range(r.compact_array_len()):
+        rid = r.int32()
+        directory = r._take(16)
+        leo, last_fetch, caught_up = r.int64(), r.int64(), r.int64()
+        r.tagged_fields()
+        out.append(QuorumReplica(rid, directory, leo, last_fetch, caught_up))
+    return out
+
+
+def decode_describe_quorum_v2_response(body: bytes) -> DescribeQuorumResponse:
+    """The body after response header v1; only the first topic's first partition is kept."""
+    r = Reader(body)
+    resp = DescribeQuorumResponse(r.int16(), r.compact_string())
+    for ti in range(r.compact_array_len()):
+        r.compact_string()
+        for pi in range(r.compact_array_len()):
+            r.int32()
+            err, _msg = r.int16(), r.compact_string()
+            leader, epoch, hw = r.int32(), r.int32(), r.int64()
+            voters, observers = _replica_states(r), _replica_states(r)
+            r.tagged_fields()
+            if ti == 0 and pi == 0:
+                resp.partition_error_code, resp.leader_id, resp.leader_epoch = err, leader, epoch
+                resp.high_watermark, resp.voters, resp.observers = hw, voters, observers
+        r.tagged_fields()
+    for _ in range(r.compact_array_len()):
+        node_id = r.int32()
+        listeners = {}
+        for _ in range(r.compact_array_len()):
+            name, host = r.compact_string(), r.compact_string()
+            port = struct.unpack(">H", r._take(2))[0]
+            r.tagged_fields()
+            listeners[name] = (host, port)
+        r.tagged_fields()
+        resp.nodes[node_id] = listeners
+    r.tagged_fields()
+    if r.remaining():
+        raise ProtocolError(f"{r.remaining()} trailing bytes after DescribeQuorum v2 response")
+    return resp
+
+
 # ----------------------------------------------------------------------------- connection
 class Connection:
     """A blocking TCP connection to a broker, speaking size-prefixed frames."""
@@ -381,6 +461,12 @@ class Connection:
         cid = self.correlation_id()
         body = self.roundtrip(encode_metadata_v1_request(cid, topics), cid, False)
         return decode_metadata_v1_response(body)
+
+    def describe_quorum(self) -> DescribeQuorumResponse:
+        """DescribeQuorum v2 for __cluster_metadata-0 (ask a controller)."""
+        cid = self.correlation_id()
+        body = self.roundtrip(encode_describe_quorum_v2_request(cid), cid, True)
+        return decode_describe_quorum_v2_response(body)
 
 
 def api_versions(host: str, port: int, version: int = 0, timeout: float = 5.0) -> ApiVersionsResponse:
