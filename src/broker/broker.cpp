@@ -754,6 +754,10 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   // Kafka's brokers answer a random alive broker as the controller; weir answers the lowest id
   // (stable across requests), this node on a single node.
   c->controller_id = config_.broker_only ? (c->brokers.empty() ? -1 : c->brokers.front().id) : node_.node_id;
+  if (config_.broker_only) {
+    for (const auto& [name, level] : img.features()) c->finalized_features[name] = level;
+    c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
+  }
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;

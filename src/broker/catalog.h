@@ -49,6 +49,10 @@ struct Catalog {
   // What Metadata and DescribeCluster answer as the controller: this node on one node; in a
   // cluster, an alive broker (Kafka's brokers hide the KRaft controllers from clients).
   std::int32_t controller_id = -1;
+  // Finalized feature levels as the quorum's metadata holds them (broker-only; a
+  // broker,controller node reports none yet), and the metadata offset they are as of.
+  std::map<std::string, std::int16_t> finalized_features;
+  std::int64_t features_epoch = -1;
   [[nodiscard]] const BrokerEndpoint* broker(std::int32_t id) const {
     for (const auto& b : brokers) {
       if (b.id == id) return &b;

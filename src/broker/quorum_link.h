@@ -33,6 +33,18 @@
 
 namespace weir::broker {
 
+// The feature ranges a weir broker serves, as it registers them with the controller quorum and
+// reports them in ApiVersions: metadata.version 7 (3.7-IV0) to 30 (4.3-IV0), kraft.version 0-1.
+// Features not listed (transaction.version, group.version, share.version, streams.version,
+// eligible.leader.replicas.version) are served at level 0 only: a quorum that finalized a higher
+// level refuses the registration.
+struct SupportedFeature {
+  const char* name;
+  std::int16_t min_version;
+  std::int16_t max_version;
+};
+inline constexpr SupportedFeature kSupportedFeatures[] = {{"metadata.version", 7, 30}, {"kraft.version", 0, 1}};
+
 // Committed metadata records, in log order. snapshot: the image is replaced by these records
 // (a KRaft snapshot) rather than extended.
 struct MetadataUpdate {

@@ -88,6 +88,8 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     for (const auto& l : config_.advertised_listeners) {
       lo.listeners.push_back(cluster::ListenerInfo{l.name, l.host, l.port, 0});
     }
+    lo.features.clear();
+    for (const auto& f : broker::kSupportedFeatures) lo.features.push_back({f.name, f.min_version, f.max_version});
     if (!typed.is_null("broker.rack")) lo.rack = typed.get_string("broker.rack");
     if (!node_.directory_id.is_zero()) lo.log_dirs.push_back(node_.directory_id);
     lo.heartbeat_interval_ms = typed.get_int("broker.heartbeat.interval.ms");

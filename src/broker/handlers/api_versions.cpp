@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/registry.h"
@@ -38,9 +39,25 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
     co_return resp;
   }
   if (ctx.version() >= 3) {
-    // No features are finalized yet; transaction.version >= 2 is advertised only once the
-    // transaction protocol v2 works end to end.
-    resp.finalized_features_epoch = -1;
+    // On one node no features are finalized yet (transaction.version >= 2 is advertised only
+    // once the transaction protocol v2 works end to end). Under a controller quorum: the
+    // quorum's finalized levels, and the ranges this broker registered.
+    auto catalog = ctx.broker.catalog();
+    resp.finalized_features_epoch = catalog->features_epoch;
+    if (catalog->features_epoch >= 0) {
+      for (const auto& f : kSupportedFeatures) {
+        auto& sf = resp.supported_features.emplace_back();
+        sf.name = f.name;
+        sf.min_version = f.min_version;
+        sf.max_version = f.max_version;
+      }
+      for (const auto& [name, level] : catalog->finalized_features) {
+        auto& ff = resp.finalized_features.emplace_back();
+        ff.name = name;
+        ff.min_version_level = level;
+        ff.max_version_level = level;
+      }
+    }
   }
   co_return resp;
 }
