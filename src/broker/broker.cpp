@@ -1105,33 +1105,12 @@ asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const prot
   if (o.catalog) publish(o.catalog);
   if (!o.parts.empty()) {
     // Detach the partitions from their shards, then delete their files on shard 0.
-    FanOut<bool> detach;
-    for (const auto& [topic, index] : o.parts) {
-      const std::size_t shard = shards_->owner(topic, index);
-      detach.add(shards_->executor(shard), [this, shard, topic, index]() {
-        if (topic == kOffsetsTopic) {
-          auto& hosts = group_hosts_[shard];
-          if (auto it = hosts.find(index); it != hosts.end()) {
-            it->second->fail_held();
-            hosts.erase(it);
-          }
-        }
-        auto removed = shards_->table(shard).remove_topic(topic);
-        return !removed.empty() || index >= 0;
-      });
-    }
-    co_await detach.run();
-    // A named callable: GCC 12 destroys non-trivial lambda temporaries in a co_await twice.
-    auto remove_logs = [this, parts = &o.parts]() {
-      for (const auto& [topic, index] : *parts) {
-        if (auto r = logs_->remove(storage::TopicPartition{topic, index}); !r && r.error() != storage::Errc::kNotFound) {
-          spdlog::warn("cannot remove partition={}-{} error=\"{}\"", topic, index, r.error());
-        }
-        deleting_.erase(topic);
-      }
+    co_await remove_partitions(o.parts);
+    auto done = [this, parts = &o.parts]() {
+      for (const auto& [topic, index] : *parts) deleting_.erase(topic);
       return true;
     };
-    co_await run_on(shards_->controller(), std::move(remove_logs));
+    co_await run_on(shards_->controller(), std::move(done));
   }
   co_return std::move(o.response);
 }
@@ -1142,8 +1121,10 @@ asio::awaitable<void> Broker::auto_create_topics(const std::vector<std::string>&
   for (const auto& n : names) {
     auto& t = req.topics.emplace_back();
     t.name = n;
-    t.num_partitions = -1;
-    t.replication_factor = -1;
+    // As Kafka's AutoTopicCreationManager: a broker of a cluster asks for its own defaults
+    // (the controller would otherwise apply the controller's).
+    t.num_partitions = quorum_ ? topic_defaults_.num_partitions : -1;
+    t.replication_factor = quorum_ ? topic_defaults_.replication_factor : std::int16_t{-1};
   }
   auto resp = co_await create_topics(req, 7);
   std::vector<std::string> racing;  // created by a concurrent request that has not published them yet
