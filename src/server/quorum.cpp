@@ -103,7 +103,12 @@ class ClusterQuorumLink final : public broker::QuorumLink {
 
   asio::awaitable<bool> wait_until_running(std::int64_t timeout_ms) override {
     if (!lifecycle_ || failed_) co_return false;
-    const bool ok = co_await lifecycle_->unfenced(client::deadline_after_ms(timeout_ms));
+    // In steps, so that a fatal error of the follower (INCONSISTENT_CLUSTER_ID, ...) ends the wait.
+    const auto deadline = client::deadline_after_ms(timeout_ms);
+    bool ok = false;
+    while (!ok && !failed_ && std::chrono::steady_clock::now() < deadline) {
+      ok = co_await lifecycle_->unfenced(std::min(deadline, client::deadline_after_ms(200)));
+    }
     if (ok) {
       spdlog::info("event=broker_unfenced broker_epoch={} metadata_offset={}", lifecycle_->broker_epoch(),
                    follower_->last_delivered_offset());

@@ -140,3 +140,48 @@ def test_brokers_under_a_kafka_controller(cluster_factory, kinds):
         again.append((m.partition(), m.offset(), m.value()))
     c.close()
     assert sorted(again) == sorted(acked)
+
+
+def _serve(tmp_path, name: str, props: dict[str, str], cluster_id: str | None, timeout: float = 60):
+    """Formats (unless cluster_id is None) and runs `weir serve` for a broker-only node that must
+    fail to start; returns (exit code, output)."""
+    import subprocess
+
+    from harness.paths import weir_bin
+    from harness.ports import free_port
+
+    work = tmp_path / name
+    work.mkdir()
+    port = free_port()
+    lines = {**props, "log.dirs": str(work / "data"), "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+             "initial.broker.registration.timeout.ms": "20000"}
+    cfg = work / "server.properties"
+    cfg.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+    if cluster_id is not None:
+        subprocess.run([str(weir_bin()), "format", "-t", cluster_id, "-c", str(cfg)], check=True,
+                       capture_output=True, timeout=30)
+    p = subprocess.run([str(weir_bin()), "serve", "--config", str(cfg)], capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+@pytest.mark.timeout(300)
+def test_a_broker_that_does_not_belong_to_the_quorum_does_not_start(cluster_factory, tmp_path):
+    """Bad input at start-up, as Kafka refuses it: an unformatted log dir, and a log dir formatted
+    for another cluster (the controller answers INCONSISTENT_CLUSTER_ID). Exit 1, with the reason."""
+    cluster = cluster_factory(["weir"], controllers=1, replication=1)
+    props = {
+        "process.roles": "broker", "node.id": "7", "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        **cluster.quorum.quorum_props_for(),
+    }
+    rc, out = _serve(tmp_path, "unformatted", props, None)
+    assert rc == 1, out
+    assert "No readable meta.properties files found" in out, out
+
+    rc, out = _serve(tmp_path, "stranger", props, "AAAAAAAAAAAAAAAAAAAAAA")
+    assert rc == 1, out
+    assert "INCONSISTENT_CLUSTER_ID" in out, out
+    assert "did not register with the controller quorum" in out, out
+    # The cluster's own broker is untouched.
+    assert [b.node_id for b in cluster.metadata(via=1).brokers] == [1]
