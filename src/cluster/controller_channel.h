@@ -37,7 +37,7 @@ namespace weir::cluster {
 struct ChannelOptions {
   std::int64_t request_timeout_ms = 2000;  // per attempt
   client::BackoffPolicy backoff{.initial_ms = 100, .max_ms = 1000, .multiplier = 2, .jitter = 0.2};
-  client::ConnectionOptions connection;
+  client::ConnectionOptions connection = {};
 };
 
 class ControllerChannel {

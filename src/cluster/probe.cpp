@@ -153,7 +153,7 @@ struct Probe {
   Args args;
   int exit_code = 0;
   bool stop_requested = false;
-  std::shared_ptr<asio::steady_timer> stop_timer;
+  std::shared_ptr<asio::steady_timer> stop_timer = nullptr;
 
   asio::awaitable<void> run(QuorumConfig quorum) {
     auto ex = co_await asio::this_coro::executor;
