@@ -61,10 +61,12 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 
 public final class SchemaVectors {
 
-    /** API keys weir serves (same list as tests/go/kmsgvectors). */
+    /** API keys weir serves (same list as tests/go/kmsgvectors), then the ones a weir broker
+     *  sends to a KRaft controller or forwards (Java samples only). */
     static final int[] KEYS = {
         0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
         29, 30, 31, 32, 33, 35, 36, 37, 42, 43, 44, 46, 47, 48, 49, 50, 51, 60, 61, 65, 66, 68, 69, 75,
+        45, 55, 56, 57, 58, 59, 62, 63, 67,
     };
 
     /** Internal records, emitted as "data" lines. */
@@ -84,6 +86,28 @@ public final class SchemaVectors {
         "org.apache.kafka.common.metadata.RegisterBrokerRecord",
         "org.apache.kafka.common.metadata.FeatureLevelRecord",
         "org.apache.kafka.common.metadata.NoOpRecord",
+        "org.apache.kafka.common.metadata.UnregisterBrokerRecord",
+        "org.apache.kafka.common.metadata.FenceBrokerRecord",
+        "org.apache.kafka.common.metadata.UnfenceBrokerRecord",
+        "org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord",
+        "org.apache.kafka.common.metadata.AccessControlEntryRecord",
+        "org.apache.kafka.common.metadata.RemoveAccessControlEntryRecord",
+        "org.apache.kafka.common.metadata.DelegationTokenRecord",
+        "org.apache.kafka.common.metadata.RemoveDelegationTokenRecord",
+        "org.apache.kafka.common.metadata.UserScramCredentialRecord",
+        "org.apache.kafka.common.metadata.RemoveUserScramCredentialRecord",
+        "org.apache.kafka.common.metadata.ClientQuotaRecord",
+        "org.apache.kafka.common.metadata.ZkMigrationStateRecord",
+        "org.apache.kafka.common.metadata.BeginTransactionRecord",
+        "org.apache.kafka.common.metadata.EndTransactionRecord",
+        "org.apache.kafka.common.metadata.AbortTransactionRecord",
+        "org.apache.kafka.common.metadata.RegisterControllerRecord",
+        "org.apache.kafka.common.metadata.ClearElrRecord",
+        "org.apache.kafka.common.message.LeaderChangeMessage",
+        "org.apache.kafka.common.message.SnapshotHeaderRecord",
+        "org.apache.kafka.common.message.SnapshotFooterRecord",
+        "org.apache.kafka.common.message.KRaftVersionRecord",
+        "org.apache.kafka.common.message.VotersRecord",
     };
 
     static final int MAX_ATTEMPTS = 200;
