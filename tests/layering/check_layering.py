@@ -30,7 +30,11 @@ ALLOWED: dict[str, set[str]] = {
     "net": {"base", "metrics"},
     "broker": {"base", "config", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net"},
     "client": {"base", "protocol"},
-    "server": {"base", "config", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net", "broker"},
+    # The broker side of a KRaft cluster (metadata follower, lifecycle, controller channel): a
+    # client of the controllers, reading metadata records; never the broker it serves.
+    "cluster": {"base", "protocol", "client", "metadata"},
+    "server": {"base", "config", "protocol", "storage", "metadata", "group", "txn", "replication", "metrics", "net", "broker",
+               "client", "cluster"},
     "cli": {"base", "config", "protocol", "client", "server"},
 }
 
