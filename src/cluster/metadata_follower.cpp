@@ -122,16 +122,6 @@ asio::awaitable<void> MetadataFollower::run() {
       }
       auto response = co_await (*conn)->send(request, *version, deadline);
       if (stopped_) break;
-      if (std::getenv("WEIR_FOLLOWER_DEBUG") != nullptr) {
-        if (!response) fmt::print(stderr, "fetch v{} failed: {}\n", *version, response.error().to_string());
-        else if (!response->responses.empty() && !response->responses[0].partitions.empty()) {
-          const auto& p = response->responses[0].partitions[0];
-          fmt::print(stderr, "fetch v{} offset {} -> top {} err {} hw {} leader {}/{} records {} div {}/{} snap {}/{}\n", *version,
-                     request.topics[0].partitions[0].fetch_offset, response->error_code, p.error_code, p.high_watermark,
-                     p.current_leader.leader_id, p.current_leader.leader_epoch, p.records ? p.records->size() : 0,
-                     p.diverging_epoch.epoch, p.diverging_epoch.end_offset, p.snapshot_id.epoch, p.snapshot_id.end_offset);
-        } else fmt::print(stderr, "fetch v{} -> top {} no partitions\n", *version, response->error_code);
-      }
       apply(response ? state_.on_fetch_response(*response, now_ms()) : state_.on_failure(response.error(), now_ms()));
     } else {
       const auto request = std::get<SnapshotChunkToSend>(next_.send).request;
