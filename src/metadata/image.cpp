@@ -176,6 +176,10 @@ Status<StoreErrc> MetadataImage::apply(const PartitionRecord& r) {
   if (r.partition_id < 0 || r.partition_id > count) {
     return inconsistent("PartitionRecord with partition index out of sequence");
   }
+  // Kafka's LeaderRecoveryState.of refuses anything but 0 (recovered) and 1 (recovering).
+  if (r.leader_recovery_state != 0 && r.leader_recovery_state != 1) {
+    return inconsistent("PartitionRecord with an unknown leader recovery state");
+  }
   TopicImage* t = mutable_topic(r.topic_id);
   if (r.partition_id == count) {
     t->partitions.push_back(from_record(r));
@@ -268,8 +272,11 @@ Status<StoreErrc> MetadataImage::apply(const RegisterBrokerRecord& r) {
 }
 
 Status<StoreErrc> MetadataImage::apply(const FeatureLevelRecord& r) {
-  // Kafka's FeaturesDelta does not record kraft.version (it lives in the KRaft log's control
-  // records); weir keeps it like any other feature, which only adds information.
+  // Deliberate difference: Kafka's FeaturesDelta ignores a FeatureLevelRecord for kraft.version
+  // (the KRaft version lives in the log's KRaftVersion control records); weir's single-node
+  // controller may finalize it through this record, so it is kept like any other feature.
+  // Kafka 4.3.1 controllers do not write it (checked on the recorded log in
+  // tests/unit/metadata/data/kafka-4.3.1-cluster-metadata).
   if (r.feature_level == 0) {
     if (auto it = features_.find(r.name); it != features_.end()) features_.erase(it);
   } else {

@@ -234,6 +234,18 @@ TEST(ImagePartitionsTest, ElrDirectoriesAndRecoveryStateChange) {
   EXPECT_EQ(image.replay(bad_dirs).error(), StoreErrc::inconsistent_record);
 }
 
+TEST(ImagePartitionsTest, PartitionRecordWithUnknownRecoveryStateIsRefused) {
+  MetadataImage image;
+  replay_all(image, {topic("orders", kOrders)});
+  PartitionRecord r = partition(kOrders, 0);
+  r.leader_recovery_state = 2;
+  EXPECT_EQ(image.replay(r).error(), StoreErrc::inconsistent_record);
+  EXPECT_TRUE(image.topic(kOrders)->partitions.empty());
+  r.leader_recovery_state = 1;
+  replay_all(image, {r});
+  EXPECT_EQ(image.topic(kOrders)->partitions[0].leader_recovery_state, 1);
+}
+
 TEST(ImagePartitionsTest, ClearElrOfOneTopicOrAll) {
   MetadataImage image;
   replay_all(image, {topic("orders", kOrders), partition(kOrders, 0, {2}), partition(kOrders, 1),
