@@ -384,7 +384,8 @@ void Broker::start_quorum() {
 
 asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
   // On the controller executor, one update at a time (the link awaits each).
-  const metadata::MetadataImage before = controller_->image();  // a cheap, shared copy
+  // Images outside a metadata transaction only (KIP-868: a Begin..End run applies as one).
+  const metadata::MetadataImage before = controller_->image().committed();  // a cheap, shared copy
   if (update.snapshot) controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
   std::set<std::string> configs_changed;
   for (const auto& r : update.records) {
@@ -398,7 +399,7 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
       if (cr->resource_type == metadata::kConfigResourceTopic) configs_changed.insert(cr->resource_name);
     }
   }
-  const auto& after = controller_->image();
+  const auto& after = controller_->image().committed();
   const std::int32_t me = node_.node_id;
   auto hosts = [me](const metadata::PartitionImage& p) { return std::ranges::find(p.replicas, me) != p.replicas.end(); };
 
@@ -736,7 +737,7 @@ std::expected<void, std::string> Broker::commit(const std::vector<metadata::Meta
 std::shared_ptr<const Catalog> Broker::build_catalog() const {
   auto c = std::make_shared<Catalog>();
   c->version = catalog_version_.fetch_add(1) + 1;
-  const auto& img = controller_->image();
+  const auto& img = controller_->image().committed();
   // Brokers: the registered, unfenced ones with an endpoint on this node's listener name.
   const std::string listener =
       config_.advertised_listeners.empty() ? std::string("PLAINTEXT") : config_.advertised_listeners.front().name;
