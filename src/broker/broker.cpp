@@ -386,6 +386,14 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
   // On the controller executor, one update at a time (the link awaits each).
   // Images outside a metadata transaction only (KIP-868: a Begin..End run applies as one).
   const metadata::MetadataImage before = controller_->image().committed();  // a cheap, shared copy
+  // The controller writes a NoOpRecord every metadata.max.idle.interval.ms: nothing to act on.
+  const bool idle = !update.snapshot && std::ranges::all_of(update.records, [](const metadata::MetadataRecord& r) {
+    return std::holds_alternative<metadata::NoOpRecord>(r);
+  });
+  if (idle) {
+    metadata_offset_.store(update.last_offset);
+    co_return;
+  }
   if (update.snapshot) controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
   std::set<std::string> configs_changed;
   for (const auto& r : update.records) {
@@ -415,6 +423,8 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
       if (!kept) removed.emplace_back(name, p.partition_id);
     }
   }
+  // Removed first: a topic deleted and created again under its name gets new logs.
+  if (!removed.empty()) co_await remove_partitions(std::move(removed));
   // Replicas to host: the image names this node and the partition is not hosted yet (also the
   // partitions whose logs were on disk before the first update).
   std::vector<NewPartition> created;
@@ -430,6 +440,16 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     if (!any) continue;
     configs_changed.erase(name);  // created with the current configs
     const auto lc = log_config_for(name);
+    std::vector<std::pair<std::string, std::int32_t>> stale;  // logs on disk of an older topic of this name
+    for (const auto& p : t->partitions) {
+      const storage::TopicPartition tp{name, p.partition_id};
+      if (hosts(p) && logs_->get(tp) != nullptr && logs_->topic_id(tp) && *logs_->topic_id(tp) != t->id) {
+        spdlog::info("event=stale_replica partition={}-{} topic_id_on_disk={} topic_id={}", name, p.partition_id,
+                     *logs_->topic_id(tp), t->id);
+        stale.emplace_back(name, p.partition_id);
+      }
+    }
+    if (!stale.empty()) co_await remove_partitions(std::move(stale));
     for (const auto& p : t->partitions) {
       if (!hosts(p)) continue;
       auto log = logs_->create(storage::TopicPartition{name, p.partition_id}, t->id, lc);
@@ -440,7 +460,6 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
       created.push_back(NewPartition{name, t->id, p.partition_id, p.leader_epoch, *log});
     }
   }
-  if (!removed.empty()) co_await remove_partitions(std::move(removed));
   Applied applied;
   applied.new_partitions = std::move(created);
   applied.catalog = build_catalog();
