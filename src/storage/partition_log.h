@@ -177,6 +177,19 @@ class PartitionLog {
   // (kInvalidRecord otherwise). All or nothing.
   [[nodiscard]] Result<AppendInfo, Errc> append_with_offsets(std::span<const std::byte> batches);
 
+  // A follower replica's append (Kafka's UnifiedLog.appendAsFollower): batches exactly as the
+  // leader wrote them (offsets, partition leader epochs, timestamps kept), validated as stored
+  // batches. The first batch must start at or after the log end offset (an offset below it is
+  // Kafka's UNEXPECTED_APPEND_OFFSET: kInvalidRecord here; a gap above it is accepted, as Kafka
+  // does, since compaction on the leader removes whole batches) and offsets must increase. Each
+  // batch's epoch is assigned in the leader epoch cache at its base offset. The high watermark is
+  // not moved (update_high_watermark()). Control batches are stored like any batch: the caller
+  // (the transactions layer) updates producer state and the .txnindex from them, as it does for
+  // markers it writes. All or nothing.
+  [[nodiscard]] Result<AppendInfo, Errc> append_as_follower(std::span<const std::byte> batches) {
+    return append_with_offsets(batches);
+  }
+
   // Whole batches from the one containing `offset`: at most max_bytes unless min_one_batch and
   // the first batch alone is larger (then exactly that batch); never a batch whose base offset is
   // at or after max_offset (the high watermark or last stable offset). May span segments.
