@@ -15,14 +15,14 @@ ControllerChannel::ControllerChannel(asio::any_io_executor executor, std::vector
       options_(std::move(options)),
       leader_(std::move(leader)),
       backoff_(options_.backoff),
-      random_(std::random_device{}()) {}
+      random_(std::random_device{}()),
+      connections_(executor_, options_.connection) {}
 
 ControllerChannel::~ControllerChannel() { stop(); }
 
 void ControllerChannel::stop() {
   stopped_ = true;
-  for (auto& [_, conn] : connections_) conn->close("controller channel stopped");
-  connections_.clear();
+  connections_.close_all("controller channel stopped");
 }
 
 ControllerAddress ControllerChannel::pick_target() {
@@ -38,27 +38,7 @@ ControllerAddress ControllerChannel::pick_target() {
 
 void ControllerChannel::forget(const ControllerAddress& target) {
   avoid_ = target.endpoint;
-  auto it = connections_.find(target.endpoint.to_string());
-  if (it != connections_.end() && it->second->state() == client::Connection::State::kClosed) connections_.erase(it);
-}
-
-asio::awaitable<Result<std::shared_ptr<client::Connection>, client::Error>> ControllerChannel::connect(
-    const ControllerAddress& target, client::Deadline deadline) {
-  const std::string key = target.endpoint.to_string();
-  auto it = connections_.find(key);
-  if (it != connections_.end() && it->second->state() == client::Connection::State::kClosed) {
-    connections_.erase(it);
-    it = connections_.end();
-  }
-  if (it == connections_.end()) {
-    auto conn = std::make_shared<client::Connection>(executor_, target.id, target.endpoint, options_.connection);
-    it = connections_.emplace(key, conn).first;
-    conn->start();
-  }
-  std::shared_ptr<client::Connection> conn = it->second;
-  auto ready = co_await conn->ready(deadline);
-  if (!ready) co_return unexpected(std::move(ready.error()));
-  co_return conn;
+  connections_.drop_if_closed(target.endpoint);
 }
 
 asio::awaitable<bool> ControllerChannel::backoff(int attempt, client::Deadline deadline) {

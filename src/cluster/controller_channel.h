@@ -30,6 +30,7 @@
 #include "client/errors.h"
 #include "client/messages.h"
 #include "cluster/kafka_codes.h"
+#include "cluster/connection_pool.h"
 #include "cluster/quorum_config.h"
 
 namespace weir::cluster {
@@ -62,8 +63,6 @@ class ControllerChannel {
 
  private:
   ControllerAddress pick_target();
-  boost::asio::awaitable<Result<std::shared_ptr<client::Connection>, client::Error>> connect(
-      const ControllerAddress& target, client::Deadline deadline);
   // Waits the backoff before attempt + 1; false once the deadline would pass first.
   boost::asio::awaitable<bool> backoff(int attempt, client::Deadline deadline);
   void forget(const ControllerAddress& target);
@@ -79,7 +78,7 @@ class ControllerChannel {
   std::mt19937_64 random_;
   std::size_t next_bootstrap_ = 0;
   std::optional<client::Endpoint> avoid_;  // the endpoint that last said NOT_CONTROLLER or failed
-  std::map<std::string, std::shared_ptr<client::Connection>> connections_;  // by "host:port"
+  ConnectionPool connections_;
   std::int64_t attempts_ = 0;
   bool stopped_ = false;
 };
@@ -107,7 +106,7 @@ boost::asio::awaitable<Result<client::ResponseOf<Request>, client::Error>> Contr
     const ControllerAddress target = pick_target();
     const client::Deadline attempt_deadline =
         std::min(deadline, client::deadline_after_ms(options_.request_timeout_ms));
-    auto conn = co_await connect(target, attempt_deadline);
+    auto conn = co_await connections_.connect(target, attempt_deadline);
     if (!conn) {
       last = std::move(conn.error());
       forget(target);

@@ -23,7 +23,7 @@ MetadataFollower::MetadataFollower(asio::any_io_executor executor, FollowerOptio
       }(), quorum_.bootstrap_endpoints()),
       on_batch_(std::move(on_batch)),
       on_error_(std::move(on_error)),
-      connection_options_(std::move(connection)),
+      connections_(executor, std::move(connection)),
       wake_(executor) {}
 
 std::int64_t MetadataFollower::now_ms() {
@@ -41,8 +41,7 @@ void MetadataFollower::start() {
 void MetadataFollower::stop() {
   stopped_ = true;
   wake_.cancel();
-  for (auto& [_, c] : connections_) c->close("metadata follower stopped");
-  connections_.clear();
+  connections_.close_all("metadata follower stopped");
   wake_waiters();
 }
 
@@ -73,25 +72,6 @@ void MetadataFollower::apply(FollowerStep step) {
   next_ = std::move(step);
 }
 
-asio::awaitable<Result<std::shared_ptr<client::Connection>, client::Error>> MetadataFollower::connect(
-    const ControllerAddress& target, client::Deadline deadline) {
-  const std::string key = target.endpoint.to_string();
-  auto it = connections_.find(key);
-  if (it != connections_.end() && it->second->state() == client::Connection::State::kClosed) {
-    connections_.erase(it);
-    it = connections_.end();
-  }
-  if (it == connections_.end()) {
-    auto conn = std::make_shared<client::Connection>(executor_, target.id, target.endpoint, connection_options_);
-    it = connections_.emplace(key, conn).first;
-    conn->start();
-  }
-  std::shared_ptr<client::Connection> conn = it->second;
-  auto ready = co_await conn->ready(deadline);
-  if (!ready) co_return unexpected(std::move(ready.error()));
-  co_return conn;
-}
-
 asio::awaitable<void> MetadataFollower::run() {
   while (!stopped_) {
     if (std::holds_alternative<std::monostate>(next_.send)) break;
@@ -106,7 +86,7 @@ asio::awaitable<void> MetadataFollower::run() {
     const bool is_fetch = std::holds_alternative<FetchToSend>(next_.send);
     const ControllerAddress target =
         is_fetch ? std::get<FetchToSend>(next_.send).target : std::get<SnapshotChunkToSend>(next_.send).target;
-    auto conn = co_await connect(target, deadline);
+    auto conn = co_await connections_.connect(target, deadline);
     if (stopped_) break;
     if (!conn) {
       apply(state_.on_failure(conn.error(), now_ms()));

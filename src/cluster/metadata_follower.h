@@ -26,6 +26,7 @@
 
 #include "client/connection.h"
 #include "cluster/metadata_follower_state.h"
+#include "cluster/connection_pool.h"
 #include "cluster/quorum_config.h"
 
 namespace weir::cluster {
@@ -57,8 +58,6 @@ class MetadataFollower : public std::enable_shared_from_this<MetadataFollower> {
 
  private:
   boost::asio::awaitable<void> run();
-  boost::asio::awaitable<Result<std::shared_ptr<client::Connection>, client::Error>> connect(
-      const ControllerAddress& target, client::Deadline deadline);
   void apply(FollowerStep step);
   void wake_waiters();
   static std::int64_t now_ms();
@@ -68,9 +67,8 @@ class MetadataFollower : public std::enable_shared_from_this<MetadataFollower> {
   MetadataFollowerState state_;
   DeliveryFn on_batch_;
   ErrorFn on_error_;
-  client::ConnectionOptions connection_options_;
   FollowerStep next_;
-  std::map<std::string, std::shared_ptr<client::Connection>> connections_;
+  ConnectionPool connections_;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;
   boost::asio::steady_timer wake_;
   std::optional<client::Error> fatal_;

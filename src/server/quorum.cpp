@@ -22,12 +22,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out;
-}
-
 constexpr std::int16_t kRequestTimedOut = 7;
 // How long a forwarded request may take, as Kafka's forwarding (request.timeout.ms of the
 // broker-to-controller channel).
@@ -46,26 +40,22 @@ class ClusterQuorumLink final : public broker::QuorumLink {
 
   void start(broker::MetadataSink sink, std::function<std::int64_t()> applied_offset) override {
     const auto& typed = config_.typed();
-    auto quorum = cluster::parse_quorum_config(join(typed.get_list("controller.quorum.voters")),
-                                               join(typed.get_list("controller.quorum.bootstrap.servers")));
-    if (!quorum) {
-      // The config layer checked both lists at start-up with Kafka's messages.
-      spdlog::error("event=quorum_config_invalid error=\"{}\"", quorum.error().to_string());
-      failed_ = true;
-      return;
-    }
-    quorum->fetch_timeout_ms = typed.get_int("controller.quorum.fetch.timeout.ms");
-    quorum->request_timeout_ms = typed.get_int("controller.quorum.request.timeout.ms");
-    quorum->retry_backoff_ms = typed.get_int("controller.quorum.retry.backoff.ms");
+    // Parsed and checked at start-up with Kafka's messages (config::BrokerConfig).
+    cluster::QuorumConfig quorum;
+    for (const auto& v : config_.quorum_voters) quorum.voters.push_back({v.id, client::Endpoint{v.host, v.port}});
+    for (const auto& b : config_.quorum_bootstrap) quorum.bootstrap_servers.push_back(client::Endpoint{b.host, b.port});
+    quorum.fetch_timeout_ms = typed.get_int("controller.quorum.fetch.timeout.ms");
+    quorum.request_timeout_ms = typed.get_int("controller.quorum.request.timeout.ms");
+    quorum.retry_backoff_ms = typed.get_int("controller.quorum.retry.backoff.ms");
     sink_ = std::move(sink);
 
     cluster::FollowerOptions fo;
     fo.cluster_id = node_.cluster_id;
     fo.node_id = node_.node_id;
     fo.snapshot_chunk_bytes = typed.get_int("controller.quorum.fetch.snapshot.max.bytes");
-    fo.retry_backoff_ms = quorum->retry_backoff_ms;
+    fo.retry_backoff_ms = quorum.retry_backoff_ms;
     follower_ = std::make_shared<cluster::MetadataFollower>(
-        executor_, fo, *quorum, [this](const cluster::MetadataBatch& b) { enqueue(b); },
+        executor_, fo, quorum, [this](const cluster::MetadataBatch& b) { enqueue(b); },
         [this](const client::Error& e, bool fatal) {
           if (fatal) {
             spdlog::error("event=metadata_follower_failed error=\"{}\"", e.to_string());
@@ -77,9 +67,9 @@ class ClusterQuorumLink final : public broker::QuorumLink {
         });
 
     cluster::ChannelOptions co;
-    co.request_timeout_ms = quorum->request_timeout_ms;
+    co.request_timeout_ms = quorum.request_timeout_ms;
     channel_ = std::make_unique<cluster::ControllerChannel>(
-        executor_, quorum->bootstrap_endpoints(), co, [this]() { return follower_->leader_address(); });
+        executor_, quorum.bootstrap_endpoints(), co, [this]() { return follower_->leader_address(); });
 
     cluster::LifecycleOptions lo;
     lo.node_id = node_.node_id;
@@ -95,7 +85,7 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     lo.heartbeat_interval_ms = typed.get_int("broker.heartbeat.interval.ms");
     lo.session_timeout_ms = typed.get_int("broker.session.timeout.ms");
     lifecycle_ = std::make_shared<cluster::BrokerLifecycle>(executor_, lo, *channel_, std::move(applied_offset),
-                                                            quorum->request_timeout_ms);
+                                                            quorum.request_timeout_ms);
     follower_->start();
     lifecycle_->start();
     asio::co_spawn(executor_, apply_loop(), asio::detached);

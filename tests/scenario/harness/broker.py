@@ -195,3 +195,21 @@ class BrokerProcess:
 
     def log_sections(self) -> list[tuple[str, str]]:
         return [(f"{self.kind} log {self.log_path} (last {self.log_tail_lines} lines)", self.log_tail())]
+
+
+def run_format(node: "BrokerProcess", argv: list[str], env: dict[str, str], what: str) -> float:
+    """Runs a storage-format command for node (kafka-storage format, weir format) with its
+    output in the node's log; returns the seconds it took, raises BrokerStartError on failure."""
+    t0 = time.monotonic()
+    with open(node.log_path, "ab") as log:
+        log.write(f"===== harness: {' '.join(argv)}\n".encode())
+        log.flush()
+        proc = procs.spawn(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=node.workdir)
+    try:
+        rc = proc.wait(timeout=180)
+    except subprocess.TimeoutExpired:
+        rc = procs.terminate(proc, 5)
+    procs.forget(proc)
+    if rc != 0:
+        raise BrokerStartError(f"{what} failed ({rc})\n{node.log_tail()}")
+    return time.monotonic() - t0

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from . import procs, wire
-from .broker import BrokerProcess, BrokerStartError
+from .broker import BrokerProcess, BrokerStartError, run_format
 from .kafka import KafkaBroker, new_cluster_id
 from .paths import kafka_classpath_file, kafka_tool
 from .ports import free_port
@@ -180,22 +180,6 @@ class _NodeControl:
         super().close()
 
 
-def _format(node: BrokerProcess, argv: list[str], env: dict[str, str], what: str) -> float:
-    t0 = time.monotonic()
-    with open(node.log_path, "ab") as log:
-        log.write(f"===== harness: {' '.join(argv)}\n".encode())
-        log.flush()
-        proc = procs.spawn(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=node.workdir)
-    try:
-        rc = proc.wait(timeout=180)
-    except subprocess.TimeoutExpired:
-        rc = procs.terminate(proc, 5)
-    procs.forget(proc)
-    if rc != 0:
-        raise BrokerStartError(f"{what} failed ({rc})\n{node.log_tail()}")
-    return time.monotonic() - t0
-
-
 # ------------------------------------------------------------------------------ controllers
 class KafkaController(_NodeControl, BrokerProcess):
     """An Apache Kafka 4.3.1 controller-only node (process.roles=controller)."""
@@ -252,7 +236,7 @@ class KafkaController(_NodeControl, BrokerProcess):
         env["WEIR_KAFKA_LOG_LEVEL"] = "WARN"
         argv = [str(kafka_tool("kafka-storage")), "format", "-t", self.cluster_id,
                 "-c", str(self.properties_path), *self.format_args, *_feature_args(self.features)]
-        self.format_seconds = _format(self, argv, env, "kafka-storage format (controller)")
+        self.format_seconds = run_format(self, argv, env, "kafka-storage format (controller)")
 
     def _argv(self) -> list[str]:
         return [str(kafka_tool("kafka-server-start")), str(self.properties_path)]
@@ -451,7 +435,7 @@ class ClusterKafkaBroker(_NodeControl, KafkaBroker):
         env["WEIR_KAFKA_LOG_LEVEL"] = "WARN"
         argv = [str(kafka_tool("kafka-storage")), "format", "-t", self.cluster_id,
                 "-c", str(self.properties_path), *_feature_args(self.features)]
-        self.format_seconds = _format(self, argv, env, "kafka-storage format (broker)")
+        self.format_seconds = run_format(self, argv, env, "kafka-storage format (broker)")
 
     def _probe(self, conn: wire.Connection) -> bool:
         return _lists_self(self, conn)
@@ -490,7 +474,7 @@ class ClusterWeirBroker(_NodeControl, WeirBroker):
         _write_properties(self.properties_path, self.properties, f"weir broker {self.node_id}")
         if (self.data_dir / "meta.properties").exists():
             return
-        self.format_seconds = _format(self, self.format_argv(), self._env(), "weir format")
+        self.format_seconds = run_format(self, self.format_argv(), self._env(), "weir format")
 
     def format_argv(self) -> list[str]:
         return [str(self.binary), "format", "-t", self.cluster_id, "-c", str(self.properties_path),

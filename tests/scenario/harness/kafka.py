@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Mapping
 
-from . import procs, wire
-from .broker import BrokerProcess, BrokerStartError
+from . import wire
+from .broker import BrokerProcess, BrokerStartError, run_format
 from .paths import kafka_classpath_file, kafka_tool
 from .ports import free_port
 
@@ -87,25 +86,11 @@ class KafkaBroker(BrokerProcess):
         self._write_properties()
         if (self.data_dir / "meta.properties").exists():
             return
-        import time
-
-        t0 = time.monotonic()
         argv = [str(kafka_tool("kafka-storage")), "format", "-t", self.cluster_id,
                 "-c", str(self.properties_path)]
         env = self._env()
         env["WEIR_KAFKA_LOG_LEVEL"] = "WARN"
-        with open(self.log_path, "ab") as log:
-            log.write(f"===== harness: {' '.join(argv)}\n".encode())
-            log.flush()
-            proc = procs.spawn(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
-        try:
-            rc = proc.wait(timeout=180)
-        except subprocess.TimeoutExpired:
-            rc = procs.terminate(proc, 5)
-        procs.forget(proc)
-        self.format_seconds = time.monotonic() - t0
-        if rc != 0:
-            raise BrokerStartError(f"kafka-storage format failed ({rc})\n{self.log_tail()}")
+        self.format_seconds = run_format(self, argv, env, "kafka-storage format")
 
     def _argv(self) -> list[str]:
         return [str(kafka_tool("kafka-server-start")), str(self.properties_path)]
