@@ -18,20 +18,17 @@ All of them are `slow` (each starts four JVMs); run with
 """
 from __future__ import annotations
 
-import re
-import secrets
 import threading
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer
 
-from harness import run_tool
 from harness.cluster import wait_for
+from harness.replication import check_log, create_topic, describe_partitions, produce, read_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
-TOOL_ENV = {"KAFKA_JVM_PERFORMANCE_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"}
 LAG_MS = 3000
 BROKER_OVERRIDES = {
     "replica.lag.time.max.ms": LAG_MS,
@@ -52,106 +49,6 @@ def kinds(request):
 
 def start_cluster(cluster_factory, kinds, **kwargs):
     return cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES, **kwargs)
-
-
-def create_topic(cluster, topic: str, min_isr: int = 2) -> None:
-    run_tool("kafka-topics", "--create", "--topic", topic, "--partitions", "1",
-             "--replication-factor", "3", "--config", f"min.insync.replicas={min_isr}",
-             bootstrap=cluster.bootstrap, env=TOOL_ENV, timeout=90, check=True)
-    cluster.wait_topic(topic, partitions=1, replicas=3)
-
-
-_DESCRIBE_ROW = re.compile(
-    r"Topic:\s*(?P<topic>\S+)\s+Partition:\s*(?P<partition>\d+)\s+Leader:\s*(?P<leader>-?\d+|none)\s+"
-    r"Replicas:\s*(?P<replicas>[\d,]*)\s+Isr:\s*(?P<isr>[\d,]*)")
-
-
-def describe_partitions(bootstrap: str, topic: str | None, *extra: str) -> list[dict]:
-    """`kafka-topics --describe` rows as dicts (leader int, replicas and isr lists)."""
-    args = ["--describe", *(["--topic", topic] if topic else []), *extra]
-    out = run_tool("kafka-topics", *args, bootstrap=bootstrap, env=TOOL_ENV, timeout=90).check().stdout
-    rows = []
-    for m in _DESCRIBE_ROW.finditer(out):
-        rows.append({"topic": m["topic"], "partition": int(m["partition"]),
-                     "leader": -1 if m["leader"] == "none" else int(m["leader"]),
-                     "replicas": [int(x) for x in m["replicas"].split(",") if x],
-                     "isr": [int(x) for x in m["isr"].split(",") if x], "raw": out})
-    return rows
-
-
-def produce(bootstrap: str, topic: str, values: list[str], **conf) -> tuple[dict[str, int], dict[str, KafkaError]]:
-    """acks=all produce of values; returns (acknowledged value -> offset, failed value -> error)."""
-    acked: dict[str, int] = {}
-    failed: dict[str, KafkaError] = {}
-
-    def report(err, msg):
-        v = msg.value().decode()
-        if err is None:
-            acked[v] = msg.offset()
-        else:
-            failed[v] = err
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", **conf})
-    for v in values:
-        p.produce(topic, value=v.encode(), partition=0, on_delivery=report)
-        p.poll(0)
-    left = p.flush(120)
-    assert left == 0, f"{left} messages still undelivered after 120 s"
-    return acked, failed
-
-
-def read_all(bootstrap: str, topic: str, timeout: float = 90.0) -> list[tuple[int, str]]:
-    """Every record of partition 0 from the log start to the high watermark, as (offset, value)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{secrets.token_hex(4)}",
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "isolation.level": "read_uncommitted"})
-    try:
-        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
-        c.assign([TopicPartition(topic, 0, low)])
-        out: list[tuple[int, str]] = []
-        deadline = time.monotonic() + timeout
-        while (not out or out[-1][0] < high - 1) and high > low:
-            assert time.monotonic() < deadline, (
-                f"read {len(out)} records of {topic}-0 [{low}, {high}) in {timeout:.0f}s, "
-                f"last offset {out[-1][0] if out else None}")
-            msg = c.poll(1.0)
-            if msg is None:
-                continue
-            assert msg.error() is None, msg.error()
-            out.append((msg.offset(), msg.value().decode()))
-        return out
-    finally:
-        c.close()
-
-
-def check_log(records: list[tuple[int, str]], acked: dict[str, int]) -> list[str]:
-    """Anomalies, each by name, between what was acknowledged and what the log holds."""
-    anomalies: list[str] = []
-    by_offset: dict[int, set[str]] = {}
-    where: dict[str, list[int]] = {}
-    for off, v in records:
-        by_offset.setdefault(off, set()).add(v)
-        where.setdefault(v, []).append(off)
-    for off, vs in by_offset.items():
-        if len(vs) > 1:
-            anomalies.append(f"two values at one offset: {off} holds {sorted(vs)}")
-    offsets = [off for off, _ in records]
-    if offsets != sorted(set(offsets)):
-        anomalies.append("poll skip or repeat: offsets read are not strictly increasing")
-    for v, off in sorted(acked.items(), key=lambda kv: kv[1]):
-        seen = where.get(v, [])
-        if not seen:
-            anomalies.append(f"lost acknowledged write: {v} (acknowledged at offset {off})")
-        elif len(seen) > 1:
-            anomalies.append(f"duplicate: {v} at offsets {seen}")
-        elif seen[0] != off:
-            anomalies.append(f"acknowledged offset moved: {v} acknowledged at {off}, read at {seen[0]}")
-    for v, offs in where.items():
-        if len(offs) > 1 and v not in acked:
-            anomalies.append(f"duplicate (unacknowledged value): {v} at offsets {offs}")
-    numbers = [int(v.split("-")[1]) for _, v in records]
-    if numbers != sorted(numbers):
-        anomalies.append("out of order: the sequence is not increasing in offset order")
-    return anomalies
 
 
 # ------------------------------------------------------------------------------------ scenarios
