@@ -218,6 +218,16 @@ class KafkaController(_NodeControl, BrokerProcess):
     def endpoint(self) -> str:
         return f"{HOST}:{self.port}"
 
+    def add_listener(self, name: str, port: int, advertised: str) -> None:
+        """One more controller listener (before start): `name` on port, advertised at `advertised`
+        (host:port, e.g. a proxy's). The first controller.listener.names entry stays CONTROLLER,
+        the one the controllers use among themselves."""
+        p = self.properties
+        p["listeners"] += f",{name}://{HOST}:{port}"
+        p["advertised.listeners"] += f",{name}://{advertised}"
+        p["controller.listener.names"] += f",{name}"
+        p["listener.security.protocol.map"] += f",{name}:PLAINTEXT"
+
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["KAFKA_HEAP_OPTS"] = self.heap_opts
@@ -493,7 +503,9 @@ class Cluster:
 
     controller_proxies=True puts a proxy.LinkProxy on every broker->controller link (static
     quorum only): cluster.controller_link(broker_id, controller_id).cut() isolates that broker
-    from that controller.
+    from that controller (heartbeats, AlterPartition and the metadata log alike). Each broker i
+    then has a controller listener of its own, CONTROLLER_B<i> (its controller.listener.names),
+    on every controller, advertised at the proxy (see add_listener).
     replication_proxies=True gives every broker a second listener, REPLICATION (the
     inter.broker.listener.name), advertised at a proxy's address: cluster.replication_link(id)
     carries every other broker's traffic to broker id (followers fetching from it), while clients
@@ -525,14 +537,26 @@ class Cluster:
         self.brokers: dict[int, ClusterKafkaBroker | ClusterWeirBroker] = {}
         for i, kind in enumerate(self.kinds, start=1):
             endpoints = None
+            overrides: dict[str, object] = {}
+            controller_listener = "CONTROLLER"
             if controller_proxies:
+                # A controller listener of this broker's own on every controller, advertised at
+                # the proxy: the KRaft leader names its endpoint for the listener a request came
+                # in on (NodeEndpoints in Fetch/BeginQuorumEpoch answers), and a broker switches
+                # its metadata fetches to that endpoint. Through the shared CONTROLLER listener
+                # only the first contact and the heartbeat/AlterPartition channel would stay on
+                # the proxy; the metadata log would bypass a cut.
+                controller_listener = f"CONTROLLER_B{i}"
                 endpoints = {}
                 for cid in self.quorum.ids:
-                    link = LinkProxy(HOST, self.quorum.ports[cid], name=f"broker {i} -> controller {cid}")
+                    lport = free_port()
+                    link = LinkProxy(HOST, lport, name=f"broker {i} -> controller {cid}")
                     self.links[(i, cid)] = link
                     endpoints[cid] = link.endpoint
+                    self.quorum.controller(cid).add_listener(controller_listener, lport, link.endpoint)
+                overrides["controller.listener.names"] = controller_listener
+                overrides["listener.security.protocol.map"] = f"{controller_listener}:PLAINTEXT,PLAINTEXT:PLAINTEXT"
             port = free_port()
-            overrides: dict[str, object] = {}
             if replication_proxies:
                 rport = free_port()
                 link = LinkProxy(HOST, rport, name=f"replication -> broker {i}")
@@ -541,7 +565,7 @@ class Cluster:
                     "listeners": f"PLAINTEXT://{HOST}:{port},REPLICATION://{HOST}:{rport}",
                     "advertised.listeners": f"PLAINTEXT://{HOST}:{port},REPLICATION://{link.endpoint}",
                     "listener.security.protocol.map":
-                        "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT",
+                        f"{controller_listener}:PLAINTEXT,PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT",
                     "inter.broker.listener.name": "REPLICATION",
                 })
             overrides.update({**(broker_overrides or {}), **((per_broker_overrides or {}).get(i, {}))})
