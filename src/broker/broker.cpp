@@ -9,10 +9,12 @@
 #include <map>
 #include <set>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "base/assert.h"
@@ -189,6 +191,16 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   start_offset_checkpoint_interval_ms_ =
       std::max<std::int64_t>(1, c.get_int("log.flush.start.offset.checkpoint.interval.ms"));
   producer_id_expiration_check_interval_ms_ = c.get_int("producer.id.expiration.check.interval.ms");
+  replica_lag_ms_ = std::max<std::int64_t>(1, c.get_long("replica.lag.time.max.ms"));
+  fetcher_options_.self = config_.node_id;
+  fetcher_options_.wait_max_ms = std::max(0, c.get_int("replica.fetch.wait.max.ms"));
+  fetcher_options_.min_bytes = c.get_int("replica.fetch.min.bytes");
+  fetcher_options_.max_bytes = c.get_int("replica.fetch.response.max.bytes");
+  fetcher_options_.partition_max_bytes = c.get_int("replica.fetch.max.bytes");
+  fetcher_options_.backoff_ms = c.get_int("replica.fetch.backoff.ms");
+  fetcher_options_.socket_timeout_ms = std::max(1, c.get_int("replica.socket.timeout.ms"));
+  fetcher_options_.durable = flush_on_acks_all_;
+  fetcher_options_.rack = c.get_string("broker.rack");
   fetch_sessions_ = std::make_unique<FetchSessionCache>(FetchSessionConfig{
       .cache_slots = config_.fetch_session_cache_slots,
       .max_cached_partitions = config_.fetch_session_cache_max_partitions,
@@ -208,6 +220,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
   group_hosts_.resize(shards_->count());
+  fetchers_.resize(shards_->count());
   request_stats_.clear();
   for (std::size_t i = 0; i < shards_->count(); ++i) request_stats_.push_back(std::make_unique<RequestStats>());
 }
@@ -241,6 +254,7 @@ storage::LogConfig Broker::log_config_for(std::string_view topic) const {
   lc.min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
   lc.flush_messages = tc->flush_messages;
   lc.flush_ms = tc->flush_ms;
+  lc.min_insync_replicas = tc->min_insync_replicas;
   return lc;
 }
 
@@ -367,9 +381,13 @@ std::string Broker::start_broker_only() {
   // once the metadata names this node as one of their replicas.
   if (!quorum_) return "process.roles=broker needs a controller quorum link";
   controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
+  partitions_->set_isr_sender([this](IsrChange c) {
+    asio::co_spawn(shards_->controller(), send_isr_change(std::move(c)), asio::detached);
+  });
   if (auto error = open_log_dir(); !error.empty()) return error;
   publish(build_catalog());
   start_maintenance();
+  for (std::size_t s = 0; s < shards_->count(); ++s) asio::co_spawn(shards_->executor(s), check_isr(s), asio::detached);
   txns_->start();
   return {};
 }
@@ -474,20 +492,27 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
 asio::awaitable<void> Broker::update_leadership() {
   auto catalog = this->catalog();
   const std::int32_t me = node_.node_id;
+  if (quorum_) registered_epoch_.store(quorum_->broker_epoch());
+  std::vector<std::int32_t> eligible;
+  for (const auto& b : catalog->brokers) eligible.push_back(b.id);
   FanOut<bool> fan;
   for (std::size_t shard = 0; shard < shards_->count(); ++shard) {
-    fan.add(shards_->executor(shard), [this, shard, catalog, me]() {
+    fan.add(shards_->executor(shard), [this, shard, catalog, me, eligible]() {
       std::vector<std::int32_t> offsets_led;
       shards_->table(shard).for_each([&](Partition& p) {
         const TopicInfo* t = catalog->find(p.topic());
         if (t == nullptr || p.index() >= t->partitions) return;
         const PartitionInfo& info = t->parts[static_cast<std::size_t>(p.index())];
         const bool leader = info.leader == me;
-        if (leader != p.is_leader() || info.leader_epoch != p.leader_epoch()) {
-          spdlog::info("event=leadership_changed partition={}-{} leader={} epoch={}", p.topic(), p.index(), info.leader,
-                       info.leader_epoch);
-          p.set_leadership(leader, info.leader_epoch);
+        p.set_replication_options(replica_lag_ms_, flush_on_acks_all_);
+        const Partition::RoleChange change = p.apply_leadership(Leadership{me, info.leader, info.leader_epoch,
+                                                                           info.partition_epoch, info.replicas,
+                                                                           info.isr, eligible});
+        if (change == Partition::RoleChange::kBecameLeader || change == Partition::RoleChange::kBecameFollower) {
+          spdlog::info("event=leadership_changed partition={}-{} leader={} epoch={} isr={}", p.topic(), p.index(),
+                       info.leader, info.leader_epoch, fmt::join(info.isr, ","));
         }
+        follow(shard, p, leader ? -1 : info.leader, *catalog);
         if (p.topic() == kOffsetsTopic) {
           if (leader) offsets_led.push_back(p.index());
           else if (auto it = group_hosts_[shard].find(p.index()); it != group_hosts_[shard].end()) {
@@ -497,6 +522,16 @@ asio::awaitable<void> Broker::update_leadership() {
           }
         }
       });
+      // Fetchers left with nothing to follow stop; the others learn where their leader is now.
+      for (auto it = fetchers_[shard].begin(); it != fetchers_[shard].end();) {
+        if (it->second->empty()) {
+          it->second->stop();
+          it = fetchers_[shard].erase(it);
+          continue;
+        }
+        if (const BrokerEndpoint* b = catalog->broker(it->first)) it->second->set_endpoint(b->host, b->port);
+        ++it;
+      }
       // ... and arrives with it: loaded now, so restored members' sessions start expiring.
       for (std::int32_t index : offsets_led) group_host(shard, index);
       return true;
@@ -505,11 +540,94 @@ asio::awaitable<void> Broker::update_leadership() {
   co_await fan.run();
 }
 
+asio::awaitable<void> Broker::stop_replication() {
+  FanOut<bool> fan;
+  for (std::size_t shard = 0; shard < shards_->count(); ++shard) {
+    fan.add(shards_->executor(shard), [this, shard]() {
+      for (auto& [id, f] : fetchers_[shard]) f->stop();
+      fetchers_[shard].clear();
+      return true;
+    });
+  }
+  co_await fan.run();
+}
+
+void Broker::follow(std::size_t shard, Partition& p, std::int32_t leader, const Catalog& catalog) {
+  const PartitionRef ref{p.topic(), p.index()};
+  auto& mine = fetchers_[shard];
+  for (auto& [id, f] : mine) {
+    if (id != leader && f->follows(ref)) f->remove(ref);
+  }
+  if (leader < 0 || !replica_channels_) return;
+  auto it = mine.find(leader);
+  if (it == mine.end()) {
+    auto fetcher = std::make_shared<ReplicaFetcher>(shards_->executor(shard), shard, *partitions_, leader,
+                                                    fetcher_options_, replica_channels_,
+                                                    [this]() { return registered_epoch_.load(); });
+    if (const BrokerEndpoint* b = catalog.broker(leader)) fetcher->set_endpoint(b->host, b->port);
+    fetcher->start();
+    it = mine.emplace(leader, std::move(fetcher)).first;
+  }
+  it->second->add(ref, p.topic_id(), p.leader_epoch());
+}
+
+asio::awaitable<void> Broker::check_isr(std::size_t shard) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(std::max<std::int64_t>(1, replica_lag_ms_ / 2)));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    shards_->table(shard).for_each([&](Partition& p) {
+      if (!p.replicated() || !p.is_leader()) return;
+      partitions_->propose_isr_change(p, p.maybe_shrink_isr());
+    });
+  }
+}
+
+asio::awaitable<void> Broker::send_isr_change(IsrChange change) {
+  protocol::AlterPartitionRequest req;
+  req.broker_id = node_.node_id;
+  req.broker_epoch = quorum_->broker_epoch();
+  auto& t = req.topics.emplace_back();
+  t.topic_id = change.topic_id;
+  auto& pd = t.partitions.emplace_back();
+  pd.partition_index = change.ref.partition;
+  pd.leader_epoch = change.proposal.leader_epoch;
+  pd.partition_epoch = change.proposal.partition_epoch;
+  pd.leader_recovery_state = 0;
+  for (const IsrMember& m : change.proposal.new_isr) {
+    pd.new_isr.push_back(m.broker_id);
+    auto& state = pd.new_isr_with_epochs.emplace_back();
+    state.broker_id = m.broker_id;
+    state.broker_epoch = m.broker_id == node_.node_id ? req.broker_epoch : m.broker_epoch;
+  }
+  auto resp = co_await quorum_->alter_partition(req);
+  std::int16_t error = 0;
+  std::vector<std::int32_t> isr;
+  std::int32_t partition_epoch = -1;
+  if (!resp) {
+    error = resp.error().code;
+  } else if (resp->error_code != 0) {
+    error = resp->error_code;
+  } else if (resp->topics.empty() || resp->topics[0].partitions.empty()) {
+    error = code(ErrorCode::kUnknownServerError);
+  } else {
+    const auto& answered = resp->topics[0].partitions[0];
+    error = answered.error_code;
+    isr = answered.isr;
+    partition_epoch = answered.partition_epoch;
+  }
+  spdlog::info("event=isr_change_answered partition={}-{} error={} isr={} partition_epoch={}", change.ref.topic,
+               change.ref.partition, error, fmt::join(isr, ","), partition_epoch);
+  partitions_->isr_change_answered(change.ref, change.proposal.leader_epoch, error, std::move(isr), partition_epoch);
+}
+
 asio::awaitable<void> Broker::remove_partitions(std::vector<std::pair<std::string, std::int32_t>> parts) {
   FanOut<bool> detach;
   for (const auto& [topic, index] : parts) {
     const std::size_t shard = shards_->owner(topic, index);
     detach.add(shards_->executor(shard), [this, shard, topic, index]() {
+      for (auto& [id, f] : fetchers_[shard]) f->remove(PartitionRef{topic, index});
       if (topic == kOffsetsTopic) {
         auto& hosts = group_hosts_[shard];
         if (auto it = hosts.find(index); it != hosts.end()) {
@@ -789,6 +907,7 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
       PartitionInfo& pi = info.parts.emplace_back();
       pi.leader = p.leader;
       pi.leader_epoch = p.leader_epoch;
+      pi.partition_epoch = p.partition_epoch;
       pi.replicas = p.replicas;
       pi.isr = p.isr;
       pi.eligible_leader_replicas = p.eligible_leader_replicas;

@@ -36,6 +36,8 @@
 #include "broker/fetch_session.h"
 #include "broker/group_host.h"
 #include "broker/quorum_link.h"
+#include "broker/replica_fetcher.h"
+#include "broker/replica_link.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
@@ -84,6 +86,10 @@ class Broker final : public net::RequestSink {
   // it). Null on a broker,controller node, which keeps its own local metadata log.
   void set_quorum_link(std::unique_ptr<QuorumLink> link) { quorum_ = std::move(link); }
   [[nodiscard]] QuorumLink* quorum() const { return quorum_.get(); }
+  // process.roles=broker: how followers reach leaders (src/server sets it), before start().
+  void set_replica_channels(ReplicaChannelFactory channels) { replica_channels_ = std::move(channels); }
+  // Stops every replica fetcher (on shutdown, while the executors still run).
+  boost::asio::awaitable<void> stop_replication();
   // After the executors run (broker-only): starts following the quorum; the sink applies each
   // committed update on the controller executor.
   void start_quorum();
@@ -219,8 +225,15 @@ class Broker final : public net::RequestSink {
   boost::asio::awaitable<void> apply_metadata(MetadataUpdate update);
   // Detaches the partitions from their shards (unloading their coordinators) and deletes their logs.
   boost::asio::awaitable<void> remove_partitions(std::vector<std::pair<std::string, std::int32_t>> parts);
-  // Makes the hosted replicas' leadership match the image (broker-only).
+  // Makes the hosted replicas' leadership match the image (broker-only): leaders track their
+  // followers, followers fetch from their leader.
   boost::asio::awaitable<void> update_leadership();
+  // On `shard`: follows `p` from its leader (or stops following it: leader < 0).
+  void follow(std::size_t shard, Partition& p, std::int32_t leader, const Catalog& catalog);
+  // The periodic ISR lag check of the partitions `shard` leads (every replica.lag.time.max.ms / 2).
+  boost::asio::awaitable<void> check_isr(std::size_t shard);
+  // Carries an ISR change to the controller and its answer back to the partition.
+  boost::asio::awaitable<void> send_isr_change(IsrChange change);
   // Forwarded admin requests (broker-only).
   boost::asio::awaitable<protocol::CreateTopicsResponse> forward_create_topics(const protocol::CreateTopicsRequest& req,
                                                                                std::int16_t version);
@@ -251,6 +264,12 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<metadata::Controller> controller_;
   metadata::ControllerConfig controller_config_;
   std::unique_ptr<QuorumLink> quorum_;
+  ReplicaChannelFactory replica_channels_;
+  ReplicaFetcherOptions fetcher_options_;
+  std::int64_t replica_lag_ms_ = 30000;  // replica.lag.time.max.ms
+  // Per shard: leader id -> the fetcher of the partitions the shard follows from it.
+  std::vector<std::map<std::int32_t, std::shared_ptr<ReplicaFetcher>>> fetchers_;
+  std::atomic<std::int64_t> registered_epoch_{-1};  // the quorum's broker epoch, for any executor
   std::atomic<std::int64_t> metadata_offset_{-1};
   std::optional<metadata::MetadataLog> metadata_log_;
   std::atomic<std::shared_ptr<const Catalog>> catalog_;

@@ -18,6 +18,7 @@ namespace weir::broker {
 struct PartitionInfo {
   std::int32_t leader = -1;  // -1: no leader
   std::int32_t leader_epoch = 0;
+  std::int32_t partition_epoch = 0;
   std::vector<std::int32_t> replicas;
   std::vector<std::int32_t> isr;
   std::vector<std::int32_t> eligible_leader_replicas;

@@ -1,12 +1,16 @@
 #include "broker/partition.h"
 
 #include <algorithm>
+#include <limits>
+
+#include <spdlog/spdlog.h>
 
 #include "base/assert.h"
 #include "broker/errors.h"
 #include "broker/storage_errors.h"
 #include "protocol/record/batch_splitter.h"
 #include "protocol/record/control_record.h"
+#include "protocol/record/record.h"
 
 namespace weir::broker {
 
@@ -67,7 +71,7 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
                                   const storage::RecordsSummaries* summaries, std::optional<VerificationGuard> guard) {
   WEIR_ASSERT(origin != AppendOrigin::kMarker, "markers are written by write_marker");
   const bool client = origin == AppendOrigin::kClient;
-  if (!leader_) return failed_append(ErrorCode::kNotLeaderOrFollower);
+  if (role_ == Role::kFollower) return failed_append(ErrorCode::kNotLeaderOrFollower);
   std::vector<storage::BatchInfo> infos;
   if (client) {
     // Idempotence: a retried batch is answered with the offsets it was first written at.
@@ -76,6 +80,8 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
     if (check.outcome == storage::ProducerCheck::kDuplicate) {
       PartitionAppend o;
       o.base_offset = check.duplicate->first_offset;
+      // An acks=all retry is acknowledged once the first write is (replicated, synced).
+      o.end_offset = check.duplicate->last_offset + 1;
       o.log_start_offset = log_->log_start_offset();
       return o;
     }
@@ -208,8 +214,265 @@ VerificationGuard Partition::verification_guard(std::int64_t producer_id) const 
 }
 
 void Partition::advance_high_watermark() {
-  log_->update_high_watermark(log_->log_end_offset());
+  if (role_ == Role::kSolo) {
+    log_->update_high_watermark(log_->log_end_offset());
+  } else if (role_ == Role::kLeader) {
+    (void)maybe_increment_high_watermark();
+  }
   notify_watchers();
+  if (role_ != Role::kSolo) complete_acks();
+}
+
+bool Partition::maybe_increment_high_watermark() {
+  const std::int64_t now_ms = log_->clock().now_ms();
+  const auto eligible = [this](std::int32_t id) { return std::ranges::find(eligible_, id) != eligible_.end(); };
+  const std::optional<std::int64_t> hw = tracker_.high_watermark(log_->log_end_offset(), now_ms, replica_lag_ms_,
+                                                                 log_->config().min_insync_replicas, eligible);
+  if (!hw || *hw <= log_->high_watermark()) return false;
+  log_->update_high_watermark(*hw);
+  return true;
+}
+
+std::int64_t Partition::ack_watermark() const {
+  if (role_ == Role::kSolo) return log_->recovery_point();
+  const std::int64_t hw = log_->high_watermark();
+  return durable_acks_ ? std::min(hw, log_->recovery_point()) : hw;
+}
+
+void Partition::complete_acks() {
+  if (role_ != Role::kLeader) return;
+  purgatory_->complete_through(ack_watermark());
+}
+
+void Partition::fail_waiting_appends() {
+  constexpr std::int64_t kAll = std::numeric_limits<std::int64_t>::max();
+  purgatory_->fail_through(kAll, code(ErrorCode::kNotLeaderOrFollower));
+  flush_purgatory_->fail_through(kAll, code(ErrorCode::kNotLeaderOrFollower));
+}
+
+Partition::RoleChange Partition::apply_leadership(const Leadership& l) {
+  const bool lead = l.leader == l.self;
+  const bool new_epoch = l.leader_epoch != leader_epoch_ || role_ == Role::kSolo;
+  eligible_ = l.eligible;
+  RoleChange change = RoleChange::kNone;
+  if (lead) {
+    if (role_ != Role::kLeader || new_epoch) {
+      const bool was_follower = role_ == Role::kFollower;
+      role_ = Role::kLeader;
+      leader_epoch_ = l.leader_epoch;
+      leader_id_ = l.leader;
+      tracker_.reset(l.self, l.replicas, l.isr, l.leader_epoch, l.partition_epoch, log_->clock().now_ms());
+      log_->assign_leader_epoch(l.leader_epoch);
+      epoch_start_offset_ = log_->log_end_offset();
+      if (was_follower) {
+        // The follower's producer state was rebuilt as data arrived; the cleaner's view follows.
+        sync_first_unstable_offset();
+      }
+      change = RoleChange::kBecameLeader;
+    } else {
+      tracker_.update_from_metadata(l.replicas, l.isr, l.partition_epoch);
+      change = RoleChange::kUpdated;
+    }
+    advance_high_watermark();
+    return change;
+  }
+  if (role_ != Role::kFollower || new_epoch || leader_id_ != l.leader) {
+    const bool was_leader = role_ != Role::kFollower;
+    role_ = Role::kFollower;
+    leader_epoch_ = l.leader_epoch;
+    leader_id_ = l.leader;
+    verification_guards_.clear();
+    if (was_leader) fail_waiting_appends();
+    // Long polls read again and learn that this replica no longer leads.
+    std::vector<Watcher> waiting = std::move(watchers_);
+    watchers_.clear();
+    for (auto& w : waiting) w.on_data();
+    change = RoleChange::kBecameFollower;
+  }
+  return change;
+}
+
+PartitionRead Partition::read_for_follower(const FollowerFetch& f) {
+  PartitionRead r;
+  if (const std::int16_t e = leader_epoch_error(f.current_leader_epoch); e != 0) return failed_read(e);
+  if (role_ != Role::kLeader) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
+  const std::int64_t now_ms = log_->clock().now_ms();
+  const std::int64_t leader_end = log_->log_end_offset();
+  r.leader_epoch = leader_epoch_;
+  r.log_start_offset = log_->log_start_offset();
+  r.high_watermark = high_watermark();
+  r.last_stable_offset = last_stable_offset();
+  if (tracker_.follower(f.replica_id) == nullptr) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
+  if (f.last_fetched_epoch >= 0) {
+    // Kafka's divergence check: the follower's last epoch ends here before its fetch offset, or
+    // this log has no such epoch.
+    const EpochEndOffset end = end_offset_for_epoch(-1, f.last_fetched_epoch);
+    if (end.leader_epoch < f.last_fetched_epoch || end.end_offset < f.fetch_offset) {
+      r.diverging = std::make_pair(end.leader_epoch, end.end_offset);
+      return r;
+    }
+  }
+  auto read = log_->read(f.fetch_offset, f.max_bytes, leader_end, /*min_one_batch=*/true);
+  if (!read) return failed_read(code(storage_error_code(read.error())));
+  if (read->size_bytes > 0) r.records = in_files(std::move(*read));
+  (void)tracker_.on_fetch(f.replica_id, f.fetch_offset, f.log_start_offset, f.replica_epoch, now_ms, leader_end);
+  const bool eligible = std::ranges::find(eligible_, f.replica_id) != eligible_.end();
+  r.isr_change = tracker_.maybe_expand(f.replica_id, log_->high_watermark(), epoch_start_offset_, eligible);
+  if (maybe_increment_high_watermark()) {
+    notify_watchers();
+    complete_acks();
+  }
+  return r;
+}
+
+std::optional<IsrProposal> Partition::maybe_shrink_isr() {
+  if (role_ != Role::kLeader) return std::nullopt;
+  return tracker_.maybe_shrink(log_->log_end_offset(), log_->clock().now_ms(), replica_lag_ms_);
+}
+
+void Partition::isr_change_answered(std::int16_t error, const std::vector<std::int32_t>& isr,
+                                    std::int32_t partition_epoch) {
+  if (role_ != Role::kLeader) return;
+  if (error != 0) {
+    tracker_.failed();
+    return;
+  }
+  tracker_.committed(isr, partition_epoch);
+  // A smaller ISR may let the high watermark move (and a larger one under min ISR, too).
+  advance_high_watermark();
+}
+
+namespace {
+
+// A transaction marker's fields, read from a control batch; nullopt for other control records.
+struct MarkerFields {
+  bool commit = false;
+  std::int32_t coordinator_epoch = -1;
+};
+
+std::optional<MarkerFields> read_marker(const record::RecordBatchView& batch) {
+  std::optional<MarkerFields> out;
+  bool first = true;
+  (void)record::for_each_record(batch, [&](const record::RecordView& r) {
+    if (!first || !r.key || !r.value) return;
+    first = false;
+    auto key = record::parse_control_key(*r.key);
+    if (!key || !key->is_transaction_marker()) return;
+    auto marker = record::parse_end_txn_marker(*r.value);
+    if (!marker) return;
+    out = MarkerFields{key->is(record::ControlRecordType::commit), marker->coordinator_epoch};
+  });
+  return out;
+}
+
+// The whole batches at the front of `records` (a Kafka leader's answer may end in a partial one).
+std::span<const std::byte> whole_batches(std::span<const std::byte> records) {
+  record::BatchSplitter splitter(records);
+  for (;;) {
+    auto next = splitter.next();
+    if (!next || !*next) break;
+  }
+  return records.first(splitter.consumed_bytes());
+}
+
+}  // namespace
+
+void Partition::track_replicated_batches(std::span<const std::byte> batches) {
+  record::BatchSplitter splitter(batches);
+  for (;;) {
+    auto next = splitter.next();
+    if (!next || !*next) break;
+    const record::RecordBatchView& b = **next;
+    if (!b.has_producer_id()) continue;
+    if (b.is_control()) {
+      if (b.records_count() == 0) continue;
+      const std::optional<MarkerFields> m = read_marker(b);
+      if (!m) continue;
+      const std::optional<storage::CompletedTxn> done = producers().end_transaction(
+          b.producer_id(), b.producer_epoch(), m->coordinator_epoch, m->commit, b.base_offset(), b.max_timestamp());
+      if (done && done->aborted) {
+        if (auto ok = log_->append_aborted_transaction(
+                {done->producer_id, done->first_offset, done->last_offset, done->last_stable_offset});
+            !ok) {
+          spdlog::warn("event=txn_index_append_failed partition={}-{} error=\"{}\"", topic_, index_, ok.error());
+        }
+      }
+      continue;
+    }
+    storage::LoggedBatch lb;
+    lb.producer_id = b.producer_id();
+    lb.epoch = b.producer_epoch();
+    lb.first_seq = b.base_sequence();
+    lb.last_seq = b.base_sequence() < 0
+                      ? -1
+                      : static_cast<std::int32_t>((static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) %
+                                                  2147483648LL);
+    lb.first_offset = b.base_offset();
+    lb.last_offset = b.last_offset();
+    lb.max_timestamp_ms = b.max_timestamp();
+    lb.transactional = b.is_transactional();
+    producers().replay(lb);
+  }
+  sync_first_unstable_offset();
+}
+
+FollowerAppend Partition::append_from_leader(std::span<const std::byte> records, std::int64_t leader_high_watermark,
+                                             std::int64_t leader_log_start_offset) {
+  FollowerAppend o;
+  if (role_ != Role::kFollower) {
+    o.error = code(ErrorCode::kNotLeaderOrFollower);
+    return o;
+  }
+  const std::span<const std::byte> batches = whole_batches(records);
+  if (!batches.empty()) {
+    auto appended = log_->append_as_follower(batches);
+    if (!appended) {
+      o.error = code(storage_error_code(appended.error()));
+      o.error_message = std::string(storage::to_string(appended.error()));
+      return o;
+    }
+    track_replicated_batches(batches);
+  }
+  // Kafka's follower: the log start follows the leader's (DeleteRecords, retention there).
+  if (leader_log_start_offset > log_->log_start_offset()) {
+    const std::int64_t target = std::min(leader_log_start_offset, log_->log_end_offset());
+    if (target > log_->log_start_offset()) (void)log_->delete_records_before(target);
+  }
+  log_->update_high_watermark(std::min(leader_high_watermark, log_->log_end_offset()));
+  notify_watchers();
+  o.log_end_offset = log_->log_end_offset();
+  o.high_watermark = log_->high_watermark();
+  return o;
+}
+
+std::int16_t Partition::truncate_to_leader(std::int32_t epoch, std::int64_t end_offset) {
+  // Kafka's follower: the end of the leader's epoch, or of this log's own largest epoch at or
+  // below it when that ends sooner; without an epoch in common, the high watermark.
+  std::int64_t target = log_->high_watermark();
+  if (epoch >= 0 && end_offset >= 0) {
+    target = end_offset;
+    if (auto mine = log_->end_offset_for_epoch(epoch)) {
+      // This log's end of the same epoch, or (an older epoch than the leader's) where its own
+      // epoch ended: the next fetch checks the epoch before it.
+      target = mine->first == epoch ? std::min(end_offset, mine->second) : mine->second;
+    }
+  }
+  target = std::min(target, log_->log_end_offset());
+  if (auto ok = log_->truncate_to(target); !ok) return code(storage_error_code(ok.error()));
+  spdlog::info("event=replica_truncated partition={}-{} epoch={} offset={} log_end_offset={}", topic_, index_, epoch,
+               target, log_->log_end_offset());
+  return 0;
+}
+
+std::int16_t Partition::reset_to_leader(std::int64_t leader_log_start, std::int64_t leader_log_end) {
+  if (log_->log_end_offset() > leader_log_end && leader_log_end >= 0) {
+    if (auto ok = log_->truncate_to(leader_log_end); !ok) return code(storage_error_code(ok.error()));
+    return 0;
+  }
+  if (auto ok = log_->truncate_fully_and_restart_at(std::max<std::int64_t>(0, leader_log_start)); !ok) {
+    return code(storage_error_code(ok.error()));
+  }
+  return 0;
 }
 
 void Partition::notify_watchers() {
@@ -235,7 +498,7 @@ PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes,
   r.high_watermark = high_watermark();
   r.log_start_offset = log_->log_start_offset();
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return failed_read(e);
-  if (!leader_) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
+  if (role_ == Role::kFollower) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
   r.last_stable_offset = last_stable_offset();
   const std::int64_t max_offset = bound == ReadBound::kLastStable ? r.last_stable_offset : r.high_watermark;
   auto read = log_->read(fetch_offset, max_bytes, max_offset, min_one_batch);

@@ -16,6 +16,7 @@
 #include "base/file_bytes.h"
 #include "base/uuid.h"
 #include "broker/produce_purgatory.h"
+#include "broker/replica_tracker.h"
 #include "storage/partition_log.h"
 #include "storage/producer_state.h"
 #include "storage/producer_state_manager.h"
@@ -30,9 +31,9 @@ namespace weir::broker {
 // open transaction). Replication adds follower appends.
 enum class AppendOrigin { kClient, kCoordinator, kMarker };
 
-// How far a fetch may read: the high watermark (read_uncommitted) or the last stable offset
-// (read_committed); follower reads later.
-enum class ReadBound { kHighWatermark, kLastStable };
+// How far a fetch may read: the high watermark (read_uncommitted), the last stable offset
+// (read_committed), or the log end offset (a follower replica's fetch).
+enum class ReadBound { kHighWatermark, kLastStable, kLogEnd };
 
 // A KIP-890 verification guard: a partition records one per producer before asking the
 // transaction coordinator whether the partition is in the producer's transaction; the append
@@ -65,7 +66,42 @@ struct PartitionRead {
   std::optional<std::vector<storage::AbortedTxn>> aborted;
   // The record data, left in the segment files: the connection sends it with sendfile(2).
   std::shared_ptr<const FileBytes> records;
+  // A follower's fetch only: where its log diverges from the leader's (Fetch's DivergingEpoch:
+  // the largest epoch at or below its last fetched epoch and that epoch's end offset here), and
+  // the ISR change its fetch made due (for the controller).
+  std::optional<std::pair<std::int32_t, std::int64_t>> diverging;
+  std::optional<IsrProposal> isr_change;
   [[nodiscard]] std::int64_t size() const noexcept { return records ? records->size : 0; }
+};
+
+// A follower replica's fetch of this partition, as its Fetch request carries it.
+struct FollowerFetch {
+  std::int32_t replica_id = -1;
+  std::int64_t replica_epoch = -1;  // the follower's broker epoch (-1: not sent)
+  std::int64_t fetch_offset = 0;
+  std::int64_t log_start_offset = -1;
+  std::int32_t last_fetched_epoch = -1;
+  std::int32_t current_leader_epoch = -1;
+  std::int32_t max_bytes = 0;
+};
+
+// The metadata's view of a partition, as a broker of a cluster applies it to its replica.
+struct Leadership {
+  std::int32_t self = -1;  // this node
+  std::int32_t leader = -1;
+  std::int32_t leader_epoch = 0;
+  std::int32_t partition_epoch = 0;
+  std::vector<std::int32_t> replicas;
+  std::vector<std::int32_t> isr;
+  std::vector<std::int32_t> eligible;  // brokers that may join an ISR (registered, unfenced)
+};
+
+// What a follower's append of fetched data did.
+struct FollowerAppend {
+  std::int16_t error = 0;
+  std::int64_t log_end_offset = -1;
+  std::int64_t high_watermark = -1;
+  std::string error_message;
 };
 
 // ListOffsets' answer for this partition.
@@ -108,19 +144,69 @@ class Partition {
   [[nodiscard]] const Uuid& topic_id() const { return topic_id_; }
   [[nodiscard]] std::int32_t index() const { return index_; }
   [[nodiscard]] std::int32_t leader_epoch() const { return leader_epoch_; }
-  // The metadata's leadership of this replica (a broker-only node learns it from the controller
-  // quorum; one node always leads). A replica that does not lead refuses client appends and
-  // reads with NOT_LEADER_OR_FOLLOWER.
-  void set_leadership(bool leader, std::int32_t leader_epoch) {
-    leader_ = leader;
-    leader_epoch_ = leader_epoch;
+  // The metadata's leadership of this replica (a broker of a cluster learns it from the
+  // controller quorum; on one node the replica is its partition's only one and always leads). A
+  // replica that does not lead refuses client appends and reads with NOT_LEADER_OR_FOLLOWER.
+  // Becoming the leader starts a leader epoch at the log end and forgets what was known of the
+  // followers; leaving the leadership answers the appends still waiting for acknowledgement with
+  // NOT_LEADER_OR_FOLLOWER and wakes the waiting fetches. Returns what changed.
+  enum class RoleChange : std::uint8_t { kNone, kBecameLeader, kBecameFollower, kUpdated };
+  RoleChange apply_leadership(const Leadership& l);
+  [[nodiscard]] bool is_leader() const { return role_ != Role::kFollower; }
+  // A replica of a replicated partition (a cluster's broker), as opposed to the one replica of a
+  // single node, whose high watermark is its log end.
+  [[nodiscard]] bool replicated() const { return role_ != Role::kSolo; }
+  [[nodiscard]] std::int32_t leader_id() const { return leader_id_; }
+  [[nodiscard]] const ReplicaTracker& replicas() const { return tracker_; }
+  // replica.lag.time.max.ms; flush.on.acks.all (acks=all waits for the leader's own fsync too).
+  void set_replication_options(std::int64_t replica_lag_ms, bool durable_acks) {
+    replica_lag_ms_ = replica_lag_ms;
+    durable_acks_ = durable_acks;
   }
-  [[nodiscard]] bool is_leader() const { return leader_; }
+
+  // Leader: a follower's fetch (Kafka's Partition.fetchRecords for a follower): its epochs
+  // checked, divergence reported, data read up to the log end, its position recorded, the ISR
+  // change it makes due proposed, the high watermark moved.
+  PartitionRead read_for_follower(const FollowerFetch& f);
+  // Leader, periodically: the ISR without the followers that fell behind, when any did.
+  std::optional<IsrProposal> maybe_shrink_isr();
+  // Leader: the controller's answer to an ISR change (error 0: the ISR and partition epoch it
+  // committed).
+  void isr_change_answered(std::int16_t error, const std::vector<std::int32_t>& isr, std::int32_t partition_epoch);
+  // acks=all needs min.insync.replicas in the ISR (NOT_ENOUGH_REPLICAS before the append).
+  [[nodiscard]] bool under_min_isr() const {
+    return role_ == Role::kLeader && tracker_.under_min_isr(log_->config().min_insync_replicas);
+  }
+  // Where acks=all appends are acknowledged up to: the high watermark (the ISR has the data),
+  // and with flush.on.acks.all also synced here; on one node, synced.
+  [[nodiscard]] std::int64_t ack_watermark() const;
+  // Answers the acks=all appends the ack watermark has passed.
+  void complete_acks();
+
+  // Follower: data fetched from the leader (whole batches; a partial batch at the end, as a
+  // Kafka leader may send, is left for the next fetch), appended as the leader wrote it, with
+  // producer state and aborted transactions following; the high watermark becomes the leader's
+  // (within this log), the log start moves up to the leader's.
+  FollowerAppend append_from_leader(std::span<const std::byte> records, std::int64_t leader_high_watermark,
+                                    std::int64_t leader_log_start_offset);
+  // Follower: the leader's log diverges (DivergingEpoch): this log is truncated to the end of the
+  // leader's epoch `epoch`, or to the end of this log's own largest epoch below it. Returns the
+  // new log end offset, or the storage error code.
+  std::int16_t truncate_to_leader(std::int32_t epoch, std::int64_t end_offset);
+  // Follower: the leader no longer has this log's fetch offset (OFFSET_OUT_OF_RANGE): truncated
+  // to the leader's log end when beyond it, or restarted empty at the leader's log start.
+  std::int16_t reset_to_leader(std::int64_t leader_log_start, std::int64_t leader_log_end);
+  // Follower: the epoch of the last batch this log holds (a fetch's LastFetchedEpoch), -1 if none.
+  [[nodiscard]] std::int32_t last_fetched_epoch() const { return log_->latest_epoch().value_or(-1); }
   [[nodiscard]] storage::PartitionLog& log() { return *log_; }
   [[nodiscard]] const storage::PartitionLog& log() const { return *log_; }
 
   // On one node the high watermark is the log end offset: every replica (this one) has the data.
-  [[nodiscard]] std::int64_t high_watermark() const { return log_->log_end_offset(); }
+  // In a cluster the leader moves it as the ISR's fetches show they have the data, and a
+  // follower learns it from the leader.
+  [[nodiscard]] std::int64_t high_watermark() const {
+    return role_ == Role::kSolo ? log_->log_end_offset() : log_->high_watermark();
+  }
 
   // Appends one producer request's batches (kClient: after the idempotence check; a duplicate
   // is answered with the offsets it was first written at) or a coordinator's batch, then moves
@@ -145,7 +231,15 @@ class Partition {
   // transaction (not below the log start offset: a log start past it leaves the LSO there).
   [[nodiscard]] std::int64_t last_stable_offset() const;
   [[nodiscard]] std::int64_t bound_offset(ReadBound bound) const {
-    return bound == ReadBound::kLastStable ? last_stable_offset() : high_watermark();
+    switch (bound) {
+      case ReadBound::kLastStable:
+        return last_stable_offset();
+      case ReadBound::kLogEnd:
+        return log_->log_end_offset();
+      case ReadBound::kHighWatermark:
+        break;
+    }
+    return high_watermark();
   }
 
   // Kafka's maybeStartTransactionVerification for the append of `batches` (one producer's
@@ -177,6 +271,9 @@ class Partition {
   // Appends waiting for their acknowledgement. Shared with flush completions, which may arrive
   // after the partition is gone (its topic deleted) and still answer their waiters.
   [[nodiscard]] const std::shared_ptr<ProducePurgatory>& purgatory() const { return purgatory_; }
+  // Replicated partitions: acks=1 appends past flush.messages wait here for their flush alone
+  // (acks=all ones wait in purgatory() for the ack watermark).
+  [[nodiscard]] const std::shared_ptr<ProducePurgatory>& flush_purgatory() const { return flush_purgatory_; }
 
   // Traffic since start, for metrics: bytes and records appended by producers, bytes read by
   // fetches. Owner shard only, like everything here.
@@ -214,10 +311,24 @@ class Partition {
   Uuid topic_id_;
   std::int32_t index_;
   std::int32_t leader_epoch_;
-  bool leader_ = true;
+  enum class Role : std::uint8_t { kSolo, kLeader, kFollower };
+  Role role_ = Role::kSolo;
+  std::int32_t leader_id_ = -1;
+  ReplicaTracker tracker_;
+  std::vector<std::int32_t> eligible_;  // brokers that may join the ISR
+  std::int64_t epoch_start_offset_ = 0;  // where this leader's epoch began
+  std::int64_t replica_lag_ms_ = 30000;
+  bool durable_acks_ = true;
   storage::PartitionLog* log_;
-  // One replica: everything appended is replicated, so the high watermark is the log end.
+  // After an append or a follower's fetch: on one node the high watermark is the log end; a
+  // leader moves it to what the ISR has. Wakes the fetches it satisfies and answers the acks.
   void advance_high_watermark();
+  // The leader's high watermark from its followers' positions; true if it moved.
+  bool maybe_increment_high_watermark();
+  // Leaving the leadership: the waiting appends are answered NOT_LEADER_OR_FOLLOWER.
+  void fail_waiting_appends();
+  // Producer state and the .txnindex after a follower append of `batches`.
+  void track_replicated_batches(std::span<const std::byte> batches);
   void notify_watchers();
   // The log's first unstable offset (for the cleaner) follows the producer table.
   void sync_first_unstable_offset();
@@ -233,6 +344,7 @@ class Partition {
   std::unordered_map<std::int64_t, VerificationGuard> verification_guards_;
   VerificationGuard next_guard_ = 1;
   std::shared_ptr<ProducePurgatory> purgatory_ = std::make_shared<ProducePurgatory>();
+  std::shared_ptr<ProducePurgatory> flush_purgatory_ = std::make_shared<ProducePurgatory>();
   Traffic traffic_;
   std::shared_ptr<storage::ProducerStateManager> producer_state_;
 };

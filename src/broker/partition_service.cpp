@@ -8,7 +8,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <limits>
+#include <ranges>
 #include <type_traits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "base/assert.h"
 #include "broker/async.h"
@@ -23,7 +28,9 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kProducerFenced = 90;  // PRODUCER_FENCED, which the coordinator may answer
+constexpr std::int16_t kProducerFenced = 90;
+// How long a transaction marker may wait for the ISR (Kafka's coordinator uses request.timeout.ms).
+constexpr std::int32_t kMarkerTimeoutMs = 30000;  // PRODUCER_FENCED, which the coordinator may answer
 
 template <class R>
 R not_hosted_answer(const PartitionService& service, const PartitionRef& ref) {
@@ -125,10 +132,18 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
     // such an oversized batch only for the first partition with data, as Kafka does.
     const std::int32_t limit = std::min(s.max_bytes, response_max_bytes);
     fanned.push_back(i);
-    fan.add(shards.executor(shard), [&service, shard, &s, limit, bound = limits.bound]() {
+    fan.add(shards.executor(shard), [&service, shard, &s, limit, &limits]() {
       Partition* p = service.local(shard, s.ref);
       if (p == nullptr) return failed_read(service.not_hosted(s.ref));
-      return p->read(s.fetch_offset, limit, s.current_leader_epoch, bound, /*min_one_batch=*/true);
+      if (limits.replica_id >= 0) {
+        PartitionRead r = p->read_for_follower(FollowerFetch{limits.replica_id, limits.replica_epoch, s.fetch_offset,
+                                                             s.log_start_offset, s.last_fetched_epoch,
+                                                             s.current_leader_epoch, limit});
+        service.propose_isr_change(*p, std::move(r.isr_change));
+        r.isr_change.reset();
+        return r;
+      }
+      return p->read(s.fetch_offset, limit, s.current_leader_epoch, limits.bound, /*min_one_batch=*/true);
     });
   }
   auto results = co_await fan.run();
@@ -140,7 +155,8 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
     // fit. Both keep the response within fetch.max.bytes and always make progress.
     if (round.total_bytes > 0 && round.total_bytes + r.size() > response_max_bytes) r.records.reset();
     round.total_bytes += r.size();
-    round.any_error = round.any_error || r.error != 0;
+    // A follower told of a divergence truncates first: answered at once, as an error is.
+    round.any_error = round.any_error || r.error != 0 || r.diverging.has_value();
     round.reads[fanned[k]] = std::move(r);
   }
   co_return round;
@@ -251,9 +267,36 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
       continue;
     }
     const std::optional<VerificationGuard> guard = verifying ? std::optional(guards[i].value_or(0)) : std::nullopt;
-    fan.add_async(shards_.executor(shard), [this, shard, &s, durable, guard](FanOut<PartitionAppend>::Done done) {
+    fan.add_async(shards_.executor(shard), [this, shard, &s, durable, guard, acks,
+                                            timeout_ms = txn.timeout_ms](FanOut<PartitionAppend>::Done done) {
       Partition* p = local(shard, s.ref);
       if (p == nullptr) return done(not_hosted_answer<PartitionAppend>(*this, s.ref));
+      if (p->replicated()) {
+        if (acks == Acks::kAll && p->is_leader() && p->under_min_isr()) {
+          // Kafka refuses before the append: nothing is written that could not be replicated.
+          PartitionAppend o;
+          o.error = code(ErrorCode::kNotEnoughReplicas);
+          o.error_message = fmt::format(
+              "The size of the current ISR {} is insufficient to satisfy the min.isr requirement of {} for partition "
+              "{}-{}",
+              p->replicas().isr().size(), p->log().config().min_insync_replicas, s.ref.topic, s.ref.partition);
+          return done(std::move(o));
+        }
+        PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries, guard);
+        const bool waits = o.error == 0 && o.end_offset >= 0 && (acks == Acks::kAll || (o.appended && o.flush_due));
+        if (!waits) return done(std::move(o));
+        const std::int64_t end_offset = o.end_offset;
+        const bool flush_due = o.flush_due;
+        await_replicated_ack(shard, s.ref, *p, end_offset, acks == Acks::kAll, flush_due, timeout_ms,
+                             [o = std::move(o), done = std::move(done)](std::int16_t error) mutable {
+                               if (error != 0) {
+                                 o.error = error;
+                                 o.base_offset = -1;
+                               }
+                               done(std::move(o));
+                             });
+        return;
+      }
       PartitionAppend o = p->append(s.batches, AppendOrigin::kClient, s.summaries, guard);
       if (!o.appended || !(durable || o.flush_due)) return done(std::move(o));
       const std::int64_t end_offset = o.end_offset;
@@ -282,6 +325,16 @@ asio::awaitable<std::vector<std::int16_t>> PartitionService::write_markers(std::
       Partition* p = local(shard, s.ref);
       if (p == nullptr) return done(not_hosted(s.ref));
       const PartitionAppend o = p->write_marker(s.producer_id, s.producer_epoch, s.coordinator_epoch, s.commit);
+      if (p->replicated()) {
+        // As Kafka writes markers: acks=all, on the ISR.
+        if (!o.appended) return done(o.error);
+        const std::int16_t written = o.error;
+        await_replicated_ack(shard, s.ref, *p, o.end_offset, /*all=*/true, o.flush_due, kMarkerTimeoutMs,
+                             [written, done = std::move(done)](std::int16_t error) mutable {
+                               done(error != 0 ? error : written);
+                             });
+        return;
+      }
       // Markers are written acks=all: answered once durable (or at once without flush.on.acks.all).
       if (!o.appended || !(durable_acks_all_ || o.flush_due)) return done(o.error);
       const std::int16_t written = o.error;
@@ -302,6 +355,73 @@ void PartitionService::await_ack(std::size_t shard, const PartitionRef& ref, Par
     } else {
       purgatory->fail_through(covered, error);
     }
+  });
+}
+
+void PartitionService::await_replicated_ack(std::size_t shard, const PartitionRef& ref, Partition& p,
+                                            std::int64_t end_offset, bool all, bool flush_due,
+                                            std::int32_t timeout_ms, ProducePurgatory::Completion done) {
+  // Answered once: by the purgatory, or by the request's timeout (Kafka's DelayedProduce).
+  struct Once {
+    ProducePurgatory::Completion done;
+    bool answered = false;
+    void answer(std::int16_t error) {
+      if (answered) return;
+      answered = true;
+      done(error);
+    }
+  };
+  auto once = std::make_shared<Once>(Once{std::move(done)});
+  std::shared_ptr<ProducePurgatory> purgatory = all ? p.purgatory() : p.flush_purgatory();
+  std::shared_ptr<asio::steady_timer> timer;
+  if (all) {
+    timer = std::make_shared<asio::steady_timer>(shards_.executor(shard));
+    timer->expires_after(std::chrono::milliseconds(std::max(0, timeout_ms)));
+    timer->async_wait([once, timer](boost::system::error_code ec) {
+      if (!ec) once->answer(code(ErrorCode::kRequestTimedOut));
+    });
+  }
+  purgatory->add(end_offset, [once, timer](std::int16_t error) {
+    if (timer) timer->cancel();
+    once->answer(error);
+  });
+  const bool flush = flush_due || (all && durable_acks_all_);
+  if (flush) {
+    flush_on_owner(shard, ref, p, [this, shard, ref, purgatory, all](std::int16_t error, std::int64_t covered) {
+      if (error != 0) {
+        purgatory->fail_through(covered, error);
+        return;
+      }
+      Partition* q = local(shard, ref);
+      if (!all) {
+        purgatory->complete_through(covered);
+      } else if (q != nullptr && q->purgatory() == purgatory) {
+        q->complete_acks();
+      }
+    });
+  }
+  if (all) p.complete_acks();
+}
+
+void PartitionService::propose_isr_change(const Partition& p, std::optional<IsrProposal> proposal) const {
+  if (!proposal) return;
+  if (!isr_sender_) return;
+  spdlog::info("event=isr_change_proposed partition={}-{} isr={} leader_epoch={} partition_epoch={}", p.topic(),
+               p.index(), fmt::join(proposal->new_isr | std::views::transform([](const IsrMember& m) {
+                                      return m.broker_id;
+                                    }),
+                                    ","),
+               proposal->leader_epoch, proposal->partition_epoch);
+  isr_sender_(IsrChange{PartitionRef{p.topic(), p.index()}, p.topic_id(), std::move(*proposal)});
+}
+
+void PartitionService::isr_change_answered(const PartitionRef& ref, std::int32_t leader_epoch, std::int16_t error,
+                                           std::vector<std::int32_t> isr, std::int32_t partition_epoch) {
+  const std::size_t shard = shards_.owner(ref.topic, ref.partition);
+  asio::post(shards_.executor(shard), [this, shard, ref, leader_epoch, error, isr = std::move(isr), partition_epoch]() {
+    Partition* p = local(shard, ref);
+    if (p == nullptr || p->leader_epoch() != leader_epoch) return;
+    p->isr_change_answered(error, isr, partition_epoch);
   });
 }
 
@@ -350,7 +470,7 @@ asio::awaitable<std::vector<PartitionRead>> PartitionService::fetch(const FetchL
         std::chrono::steady_clock::now() >= deadline) {
       co_return std::move(round.reads);
     }
-    co_await wait_for_data(*this, shards_, specs, limits.bound, deadline);
+    co_await wait_for_data(*this, shards_, specs, limits.replica_id >= 0 ? ReadBound::kLogEnd : limits.bound, deadline);
   }
 }
 

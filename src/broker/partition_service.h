@@ -57,9 +57,12 @@ struct ProduceSpec {
 // The transaction side of a Produce request, for KIP-890 verification: the request's
 // transactional.id (null for an idempotent producer) and its version (which decides the error
 // an unverified partition gets: INVALID_TXN_STATE through v10, TRANSACTION_ABORTABLE from v11).
+// The request also carries its timeout: an acks=all append of a replicated partition not
+// acknowledged by then is answered REQUEST_TIMED_OUT (Kafka's DelayedProduce).
 struct ProduceTxn {
   std::optional<std::string> transactional_id;
   std::int16_t version = 0;
+  std::int32_t timeout_ms = 30000;
 };
 
 // One transaction marker to write (WriteTxnMarkers, or the coordinator completing a
@@ -82,6 +85,9 @@ struct FetchSpec {
   std::int32_t current_leader_epoch = -1;
   std::int32_t max_bytes = 0;
   std::int16_t error = 0;  // decided before reading (answered without a read; ends the long poll)
+  // A follower's fetch only (FetchLimits::replica_id >= 0).
+  std::int64_t log_start_offset = -1;
+  std::int32_t last_fetched_epoch = -1;
 };
 
 // A Fetch's limits: response size, when to answer, how far to read.
@@ -90,7 +96,21 @@ struct FetchLimits {
   std::int32_t min_bytes = 0;
   std::int32_t max_wait_ms = 0;
   ReadBound bound = ReadBound::kHighWatermark;
+  // A follower replica's fetch (Fetch's ReplicaState): it reads up to the log end, records the
+  // follower's position, and waits for the log end to move.
+  std::int32_t replica_id = -1;
+  std::int64_t replica_epoch = -1;
 };
+
+// An ISR change a leader asks the controller for (AlterPartition), and where to answer it.
+struct IsrChange {
+  PartitionRef ref;
+  Uuid topic_id;
+  IsrProposal proposal;
+};
+// Sends an ISR change to the controller; answered on the partition's owner shard through
+// PartitionService::isr_change_answered.
+using IsrSender = std::function<void(IsrChange)>;
 
 struct OffsetQuery {
   PartitionRef ref;
@@ -141,6 +161,13 @@ class PartitionService {
   void set_catalog(std::function<std::shared_ptr<const Catalog>()> catalog) { catalog_ = std::move(catalog); }
   // The error for a partition this broker does not host (see set_catalog).
   [[nodiscard]] std::int16_t not_hosted(const PartitionRef& ref) const;
+  // Replication: where ISR changes go (a broker of a cluster); before start().
+  void set_isr_sender(IsrSender sender) { isr_sender_ = std::move(sender); }
+  // On the owner shard: hands an ISR change a partition made due to the sender.
+  void propose_isr_change(const Partition& p, std::optional<IsrProposal> proposal) const;
+  // The controller's answer to an ISR change, applied on the partition's owner shard.
+  void isr_change_answered(const PartitionRef& ref, std::int32_t leader_epoch, std::int16_t error,
+                           std::vector<std::int32_t> isr, std::int32_t partition_epoch);
   // transaction.partition.verification.enable (on by default, as Kafka).
   void set_verification_enabled(bool on) { verification_enabled_ = on; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
@@ -168,12 +195,18 @@ class PartitionService {
   // end_offset; done(error) answers it.
   void await_ack(std::size_t shard, const PartitionRef& ref, Partition& p, std::int64_t end_offset,
                  ProducePurgatory::Completion done);
+  // On the owner shard, a replicated partition: parks an acks=all append until the ack watermark
+  // (high watermark; and synced with flush.on.acks.all) passes end_offset or timeout_ms passes;
+  // an acks=1 append past flush.messages until its flush.
+  void await_replicated_ack(std::size_t shard, const PartitionRef& ref, Partition& p, std::int64_t end_offset,
+                            bool all, bool flush_due, std::int32_t timeout_ms, ProducePurgatory::Completion done);
 
   ShardSet& shards_;
   storage::Flusher* flusher_ = nullptr;
   bool durable_acks_all_ = true;
   std::function<std::shared_ptr<const Catalog>()> catalog_;
   TxnVerifier* verifier_ = nullptr;
+  IsrSender isr_sender_;
   bool verification_enabled_ = true;
 };
 

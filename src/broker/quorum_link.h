@@ -20,6 +20,8 @@
 #include "metadata/metadata_record.h"
 #include "protocol/gen/allocate_producer_ids_request.h"
 #include "protocol/gen/allocate_producer_ids_response.h"
+#include "protocol/gen/alter_partition_request.h"
+#include "protocol/gen/alter_partition_response.h"
 #include "protocol/gen/alter_configs_request.h"
 #include "protocol/gen/alter_configs_response.h"
 #include "protocol/gen/create_partitions_request.h"
@@ -97,6 +99,9 @@ class QuorumLink {
       const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
       const protocol::AllocateProducerIdsRequest& request) = 0;
+  // A partition leader's ISR change (AlterPartition v2+, Kafka 4.3's range 2-3).
+  virtual boost::asio::awaitable<Forwarded<protocol::AlterPartitionResponse>> alter_partition(
+      const protocol::AlterPartitionRequest& request) = 0;
 };
 
 }  // namespace weir::broker

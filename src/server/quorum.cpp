@@ -147,6 +147,10 @@ class ClusterQuorumLink final : public broker::QuorumLink {
       const protocol::AllocateProducerIdsRequest& request) override {
     co_return co_await forward(request, std::nullopt);
   }
+  asio::awaitable<broker::Forwarded<protocol::AlterPartitionResponse>> alter_partition(
+      const protocol::AlterPartitionRequest& request) override {
+    co_return co_await forward(request, std::nullopt);
+  }
 
  private:
   // Runs the send on the link's executor (the channel belongs to it), from any executor.

@@ -20,6 +20,7 @@
 #include "net/fd_limit.h"
 #include "net/server.h"
 #include "server/quorum.h"
+#include "server/replica_channel.h"
 
 namespace weir::server {
 
@@ -82,6 +83,7 @@ std::string Server::start() {
   broker_->attach(net_->executors());
   if (config_.broker_only) {
     broker_->set_quorum_link(make_quorum_link(config_, broker_->node(), broker_->shards().controller()));
+    broker_->set_replica_channels(make_replica_channels(config_.node_id));
   }
   // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly
   // (checkpoints, clean-shutdown marker) over a half-recovered dir.
@@ -148,6 +150,9 @@ void Server::stop() {
     auto done = boost::asio::co_spawn(broker_->shards().controller(), quorum->shutdown(controlled, 30000),
                                       boost::asio::use_future);
     done.wait();
+    auto fetchers = boost::asio::co_spawn(broker_->shards().controller(), broker_->stop_replication(),
+                                          boost::asio::use_future);
+    fetchers.wait();
   }
   if (metrics_) metrics_->stop();  // before the shards stop: a scrape posts to them
   if (net_) net_->stop();

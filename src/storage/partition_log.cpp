@@ -711,6 +711,16 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
   return {};
 }
 
+Result<void, Errc> PartitionLog::truncate_fully_and_restart_at(std::int64_t offset) {
+  WEIR_ASSERT(!closed_);
+  if (offset < 0) return unexpected(Errc::kOffsetOutOfRange);
+  log::get("storage")->info("event=log_restarted {} {} {}", log::kv("dir", dir_.string()), log::kv("offset", offset),
+                            log::kv("log_end_offset", log_end_offset_));
+  auto restarted = truncate_fully_and_start_at(offset);
+  notify([&](LogListener& l) { l.on_truncated(*this); });
+  return restarted;
+}
+
 int PartitionLog::apply_retention(std::int64_t now_ms) {
   WEIR_ASSERT(!closed_);
   purge_deleted_files(false);

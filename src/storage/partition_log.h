@@ -89,6 +89,9 @@ struct LogConfig {
   // Broker-wide (weir.produce.max.decompressed.batch.bytes, weir.produce.max.compression.ratio):
   // how far a compressed producer batch may decompress (records_summary.h).
   record::DecompressionLimits decompression = {kDefaultMaxDecompressedBatchBytes, kDefaultMaxCompressionRatio};
+  // min.insync.replicas: the replication layer reads it (acks=all needs this many in-sync
+  // replicas; the high watermark moves only while the ISR has them), as Kafka's LogConfig holds it.
+  std::int32_t min_insync_replicas = 1;
 };
 
 // What the log directory's checkpoint files say about this partition.
@@ -253,6 +256,12 @@ class PartitionLog {
   // Removes every batch with last offset >= offset; the LEO becomes offset (no-op if offset >=
   // LEO). Below the log start, the whole log is dropped and restarted at offset.
   [[nodiscard]] Result<void, Errc> truncate_to(std::int64_t offset);
+  // A follower whose fetch offset the leader no longer has (below its log start; Kafka's
+  // truncateFullyAndStartAt): every segment is removed and the log restarts, empty, at offset.
+  [[nodiscard]] Result<void, Errc> truncate_fully_and_restart_at(std::int64_t offset);
+  // A new leader's epoch starts at the log end offset (Kafka's maybeAssignEpochStartOffset), so
+  // that followers asking for the end of an older epoch learn where this one began.
+  void assign_leader_epoch(std::int32_t epoch) { assign_epoch(epoch, log_end_offset_); }
   // With cleanup.policy delete: retention.ms (segments whose largest timestamp is older than
   // now_ms - retention.ms) and retention.bytes (oldest segments while the log stays at or above
   // the limit without them), whole segments; with any policy, segments wholly below the log

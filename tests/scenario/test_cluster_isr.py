@@ -43,7 +43,7 @@ NOT_YET = "weir brokers do not replicate yet"
 
 @pytest.fixture(params=[
     pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
-    pytest.param(("weir", "weir", "weir"), id="weir", marks=pytest.mark.skip(reason=NOT_YET)),
+    pytest.param(("weir", "weir", "weir"), id="weir"),
 ])
 def kinds(request):
     return list(request.param)

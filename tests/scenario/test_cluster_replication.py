@@ -40,8 +40,8 @@ NOT_YET = "weir brokers do not replicate yet (issue 15, next increment)"
 
 @pytest.fixture(params=[
     pytest.param(("kafka", "kafka", "kafka"), id="kafka"),
-    pytest.param(("weir", "weir", "weir"), id="weir", marks=pytest.mark.skip(reason=NOT_YET)),
-    pytest.param(("weir", "kafka", "kafka"), id="mixed", marks=pytest.mark.skip(reason=NOT_YET)),
+    pytest.param(("weir", "weir", "weir"), id="weir"),
+    pytest.param(("weir", "kafka", "kafka"), id="mixed"),
 ])
 def kinds(request):
     return list(request.param)

@@ -77,7 +77,8 @@ void classify(const FetchContext& fctx, const Catalog& catalog, Wanted& wanted, 
     // A session keeps the id its topic had; a topic deleted and created again has a new one.
     const bool stale_id = !p.topic_id.is_zero() && p.topic_id != info->id;
     wanted.specs.push_back(FetchSpec{PartitionRef{p.topic, p.partition}, p.fetch_offset, p.current_leader_epoch,
-                                     p.max_bytes, stale_id ? code(ErrorCode::kInconsistentTopicId) : std::int16_t{0}});
+                                     p.max_bytes, stale_id ? code(ErrorCode::kInconsistentTopicId) : std::int16_t{0},
+                                     p.log_start_offset, p.last_fetched_epoch});
     wanted.index.push_back(i);
   }
 }
@@ -123,7 +124,13 @@ void answer(FetchHandler::Response& resp, const FetchHandler::Request& req, cons
       out.aborted_transactions.reset();
     }
     out.records.emplace();
-    if (was_read) out.records_in_files = std::move(reads[k].records);
+    if (was_read) {
+      out.records_in_files = std::move(reads[k].records);
+      if (reads[k].diverging) {
+        out.diverging_epoch.epoch = reads[k].diverging->first;
+        out.diverging_epoch.end_offset = reads[k].diverging->second;
+      }
+    }
   }
 }
 
@@ -144,7 +151,11 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   if (!wanted.specs.empty()) {
     // isolation_level 1 (read_committed) reads up to the last stable offset.
     const ReadBound bound = req.isolation_level == 1 ? ReadBound::kLastStable : ReadBound::kHighWatermark;
-    const FetchLimits limits{req.max_bytes, req.min_bytes, req.max_wait_ms, bound};
+    FetchLimits limits{req.max_bytes, req.min_bytes, req.max_wait_ms, bound};
+    // A follower replica (ReplicaState from v15, ReplicaId before) reads up to the log end.
+    limits.replica_id = version >= 15 ? req.replica_state.replica_id : req.replica_id;
+    limits.replica_epoch = version >= 15 ? req.replica_state.replica_epoch : -1;
+    if (limits.replica_id < 0) limits.replica_id = -1;
     reads = co_await broker.partitions().fetch(limits, wanted.specs);
   }
 
@@ -154,7 +165,8 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const PartitionRead& r = reads[i];
     outcomes.push_back(FetchPartitionOutcome{wanted.index[i], r.error, r.high_watermark, r.log_start_offset,
-                                             r.size() > 0, r.error == 0 ? r.last_stable_offset : -1});
+                                             r.size() > 0 || r.diverging.has_value(),
+                                             r.error == 0 ? r.last_stable_offset : -1});
   }
   for (const Unknown& u : unknown) outcomes.push_back(FetchPartitionOutcome{u.index, u.error, -1, -1, false});
   const FetchSessionAnswer session = sessions.finish(fctx, outcomes, broker.now_ms());
