@@ -529,7 +529,7 @@ asio::awaitable<void> Broker::update_leadership() {
           it = fetchers_[shard].erase(it);
           continue;
         }
-        if (const BrokerEndpoint* b = catalog->broker(it->first)) it->second->set_endpoint(b->host, b->port);
+        if (const BrokerEndpoint* b = catalog->replication_endpoint(it->first)) it->second->set_endpoint(b->host, b->port);
         ++it;
       }
       // ... and arrives with it: loaded now, so restored members' sessions start expiring.
@@ -564,7 +564,7 @@ void Broker::follow(std::size_t shard, Partition& p, std::int32_t leader, const 
     auto fetcher = std::make_shared<ReplicaFetcher>(shards_->executor(shard), shard, *partitions_, leader,
                                                     fetcher_options_, replica_channels_,
                                                     [this]() { return registered_epoch_.load(); });
-    if (const BrokerEndpoint* b = catalog.broker(leader)) fetcher->set_endpoint(b->host, b->port);
+    if (const BrokerEndpoint* b = catalog.replication_endpoint(leader)) fetcher->set_endpoint(b->host, b->port);
     fetcher->start();
     it = mine.emplace(leader, std::move(fetcher)).first;
   }
@@ -878,11 +878,15 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   // Brokers: the registered, unfenced ones with an endpoint on this node's listener name.
   const std::string listener =
       config_.advertised_listeners.empty() ? std::string("PLAINTEXT") : config_.advertised_listeners.front().name;
+  const config::ConfigValues& typed = config_.typed();
+  const std::string inter_broker_listener =
+      typed.is_null("inter.broker.listener.name") ? std::string("PLAINTEXT") : typed.get_string("inter.broker.listener.name");
   std::set<std::int32_t> alive;
   for (const auto& [id, reg] : img.brokers()) {
     if (reg.fenced) continue;
     alive.insert(id);
     for (const auto& e : reg.end_points) {
+      if (e.name == inter_broker_listener) c->replication_endpoints.push_back(BrokerEndpoint{id, e.host, e.port, reg.rack});
       if (e.name != listener) continue;
       BrokerEndpoint b{id, e.host, e.port, reg.rack};
       if (id == node_.node_id && node_.port != 0 && !config_.broker_only) b.port = node_.port;

@@ -54,6 +54,15 @@ struct Catalog {
   // broker,controller node reports none yet), and the metadata offset they are as of.
   std::map<std::string, std::int16_t> finalized_features;
   std::int64_t features_epoch = -1;
+  // Where followers fetch from each alive broker: its endpoint on the inter-broker listener
+  // (inter.broker.listener.name, else the one named PLAINTEXT, as Kafka).
+  std::vector<BrokerEndpoint> replication_endpoints;
+  [[nodiscard]] const BrokerEndpoint* replication_endpoint(std::int32_t id) const {
+    for (const auto& b : replication_endpoints) {
+      if (b.id == id) return &b;
+    }
+    return broker(id);
+  }
   [[nodiscard]] const BrokerEndpoint* broker(std::int32_t id) const {
     for (const auto& b : brokers) {
       if (b.id == id) return &b;
