@@ -160,7 +160,7 @@ GroupHost::Applied GroupHost::apply(group::Effects effects) {
       executor_,
       [this, fx, alive = alive_]() -> asio::awaitable<void> {
         const std::vector<PartitionRef> parts{{std::string(kOffsetsTopic), partition_index_}};
-        const std::int16_t err = co_await broker_.partitions().sync(parts);
+        const std::int16_t err = co_await broker_.partitions().replicate(parts);
         if (!*alive) co_return;  // the host is gone; fail_held() answered its requests
         if (err != 0) {
           for (auto& j : fx->joins) j.response.error_code = code(ErrorCode::kCoordinatorNotAvailable);
@@ -177,7 +177,7 @@ asio::awaitable<std::int16_t> GroupHost::make_durable(Broker& broker, const Appl
   if (applied.error != 0) co_return applied.error;
   if (!applied.needs_sync) co_return 0;
   const std::vector<PartitionRef> parts{{std::string(kOffsetsTopic), partition}};
-  const std::int16_t err = co_await broker.partitions().sync(parts);
+  const std::int16_t err = co_await broker.partitions().replicate(parts);
   co_return err == 0 ? 0 : code(ErrorCode::kCoordinatorNotAvailable);
 }
 

@@ -29,7 +29,8 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::int16_t kProducerFenced = 90;
-// How long a transaction marker may wait for the ISR (Kafka's coordinator uses request.timeout.ms).
+// How long a transaction marker or a coordinator's write may wait for the ISR (Kafka's
+// coordinators use request.timeout.ms).
 constexpr std::int32_t kMarkerTimeoutMs = 30000;  // PRODUCER_FENCED, which the coordinator may answer
 
 template <class R>
@@ -452,6 +453,29 @@ asio::awaitable<std::int16_t> PartitionService::sync(const std::vector<Partition
       Partition* p = local(shard, ref);
       if (p == nullptr) return done(code(ErrorCode::kUnknownTopicOrPartition));
       flush_on_owner(shard, ref, *p, [done = std::move(done)](std::int16_t error, std::int64_t) { done(error); });
+    });
+  }
+  std::int16_t error = 0;
+  for (std::int16_t e : co_await fan.run()) {
+    if (e != 0) error = e;
+  }
+  co_return error;
+}
+
+asio::awaitable<std::int16_t> PartitionService::replicate(const std::vector<PartitionRef>& parts) {
+  FanOut<std::int16_t> fan;
+  for (const PartitionRef& ref : parts) {
+    const std::size_t shard = shards_.owner(ref.topic, ref.partition);
+    fan.add_async(shards_.executor(shard), [this, shard, &ref](FanOut<std::int16_t>::Done done) {
+      Partition* p = local(shard, ref);
+      if (p == nullptr) return done(code(ErrorCode::kUnknownTopicOrPartition));
+      if (!p->replicated()) {
+        return flush_on_owner(shard, ref, *p,
+                              [done = std::move(done)](std::int16_t error, std::int64_t) { done(error); });
+      }
+      if (!p->is_leader()) return done(code(ErrorCode::kNotLeaderOrFollower));
+      await_replicated_ack(shard, ref, *p, p->log().log_end_offset(), /*all=*/true, /*flush_due=*/false,
+                           kMarkerTimeoutMs, [done = std::move(done)](std::int16_t error) { done(error); });
     });
   }
   std::int16_t error = 0;

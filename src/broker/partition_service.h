@@ -180,6 +180,12 @@ class PartitionService {
   // Waits until everything appended so far to these partitions is fdatasync'd (group commit);
   // 0 or the Kafka error code.
   boost::asio::awaitable<std::int16_t> sync(const std::vector<PartitionRef>& parts);
+  // Coordinators' writes: waits until everything appended so far to these partitions is
+  // acknowledged as an acks=all append is (Kafka's coordinators write with acks=all). On one node
+  // that is sync(); a replicated leader waits for the ISR (high watermark), and for its own sync
+  // with flush.on.acks.all; REQUEST_TIMED_OUT after 30 s, NOT_LEADER_OR_FOLLOWER when the
+  // leadership leaves meanwhile.
+  boost::asio::awaitable<std::int16_t> replicate(const std::vector<PartitionRef>& parts);
 
   // On the owner shard only: the partition, or null.
   [[nodiscard]] Partition* local(std::size_t shard, const PartitionRef& ref) const {

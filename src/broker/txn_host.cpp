@@ -183,7 +183,7 @@ void TxnHost::append(std::vector<txn::Append> appends) {
     }
   }
   if (written.empty()) return;
-  if (!broker_.flush_on_acks_all()) {
+  if (!broker_.flush_on_acks_all() && !broker_.config().broker_only) {
     for (const auto& id : written) apply(coordinator_->on_appended(id, 0, now_ms()));
     return;
   }
@@ -193,7 +193,7 @@ void TxnHost::append(std::vector<txn::Append> appends) {
       executor_,
       [this, ids, alive = alive_]() -> asio::awaitable<void> {
         const std::vector<PartitionRef> parts{{std::string(kTransactionStateTopic), partition_index_}};
-        const std::int16_t err = co_await broker_.partitions().sync(parts);
+        const std::int16_t err = co_await broker_.partitions().replicate(parts);
         if (!*alive) co_return;
         const std::int16_t reported = err == 0 ? std::int16_t{0} : code(ErrorCode::kKafkaStorageError);
         for (const auto& id : *ids) apply(coordinator_->on_appended(id, reported, now_ms()));
