@@ -63,12 +63,14 @@ class _Pipe:
                         self.cv.wait(wait)
                         continue
                     self.queue.popleft()
-                self.dst.sendall(data)
+                # Counted before it is sent: a test that has read the bytes at the other end
+                # sees them counted (counting after sendall raced with the reader).
                 with self.link.lock:
                     if self.up:
                         self.link.bytes_up += len(data)
                     else:
                         self.link.bytes_down += len(data)
+                self.dst.sendall(data)
         except OSError:
             pass
         try:
