@@ -513,6 +513,7 @@ asio::awaitable<void> Broker::update_leadership() {
                        info.leader, info.leader_epoch, fmt::join(info.isr, ","));
         }
         follow(shard, p, leader ? -1 : info.leader, *catalog);
+        if (p.topic() == kTransactionStateTopic) txns_->leadership_changed(shard, p.index(), leader);
         if (p.topic() == kOffsetsTopic) {
           if (leader) offsets_led.push_back(p.index());
           else if (auto it = group_hosts_[shard].find(p.index()); it != group_hosts_[shard].end()) {
@@ -801,7 +802,9 @@ std::int32_t Broker::offsets_partitions() const {
 GroupHost* Broker::group_host(std::size_t shard, std::int32_t partition) {
   auto& hosts = group_hosts_[shard];
   if (auto it = hosts.find(partition); it != hosts.end()) return it->second.get();
-  if (shards_->table(shard).find(kOffsetsTopic, partition) == nullptr) return nullptr;
+  // Only the leader of the partition coordinates its groups (a follower answers NOT_COORDINATOR).
+  const Partition* p = shards_->table(shard).find(kOffsetsTopic, partition);
+  if (p == nullptr || !p->is_leader()) return nullptr;
   auto host = std::make_unique<GroupHost>(*this, shard, partition, shards_->executor(shard), group_config_, clock_);
   host->load();
   return hosts.emplace(partition, std::move(host)).first->second.get();

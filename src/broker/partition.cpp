@@ -520,6 +520,7 @@ PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes,
 OffsetLookup Partition::lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch,
                                       ReadBound bound) const {
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return refused<OffsetLookup>(e);
+  if (role_ == Role::kFollower) return refused<OffsetLookup>(code(ErrorCode::kNotLeaderOrFollower));
   OffsetLookup r;
   if (timestamp == kLatest) {
     r.offset = bound_offset(bound);
@@ -545,6 +546,7 @@ OffsetLookup Partition::lookup_offset(std::int64_t timestamp, std::int32_t curre
 }
 
 DeleteRecordsOutcome Partition::delete_records(std::int64_t offset) {
+  if (role_ == Role::kFollower) return refused<DeleteRecordsOutcome>(code(ErrorCode::kNotLeaderOrFollower));
   const std::int64_t hw = high_watermark();
   // -1 means "up to the high watermark".
   const std::int64_t target = offset == -1 ? hw : offset;
@@ -561,6 +563,7 @@ DeleteRecordsOutcome Partition::delete_records(std::int64_t offset) {
 
 EpochEndOffset Partition::end_offset_for_epoch(std::int32_t current_leader_epoch, std::int32_t epoch) const {
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return refused<EpochEndOffset>(e);
+  if (role_ == Role::kFollower) return refused<EpochEndOffset>(code(ErrorCode::kNotLeaderOrFollower));
   EpochEndOffset o;
   if (epoch == leader_epoch_) {
     o.leader_epoch = epoch;

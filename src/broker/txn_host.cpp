@@ -324,10 +324,20 @@ void TxnService::stop() {
   for (auto& shard : hosts_) shard.clear();
 }
 
+void TxnService::leadership_changed(std::size_t shard, std::int32_t partition, bool leader) {
+  if (leader) {
+    (void)host(shard, partition);
+  } else {
+    hosts_[shard].erase(partition);
+  }
+}
+
 TxnHost* TxnService::host(std::size_t shard, std::int32_t partition) {
   auto& hosts = hosts_[shard];
   if (auto it = hosts.find(partition); it != hosts.end()) return it->second.get();
-  if (broker_.shards().table(shard).find(kTransactionStateTopic, partition) == nullptr) return nullptr;
+  // Only the leader of the partition coordinates its transactional ids (NOT_COORDINATOR else).
+  const Partition* p = broker_.shards().table(shard).find(kTransactionStateTopic, partition);
+  if (p == nullptr || !p->is_leader()) return nullptr;
   auto h =
       std::make_unique<TxnHost>(broker_, shard, partition, broker_.shards().executor(shard), config_, broker_.clock());
   TxnHost* raw = hosts.emplace(partition, std::move(h)).first->second.get();

@@ -146,6 +146,9 @@ class TxnService {
   void start();
   // After the executors have stopped: drops every host.
   void stop();
+  // On `shard`, a broker of a cluster: the coordinator of a __transaction_state partition arrives
+  // (loaded from the log) with the partition's leadership and leaves with it.
+  void leadership_changed(std::size_t shard, std::int32_t partition, bool leader);
 
   // Requests; every one answers in the coordinator's terms (txn::Answer). NOT_COORDINATOR
   // when the transactional id's partition is not hosted (the topic does not exist yet).
