@@ -28,10 +28,10 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kProducerFenced = 90;
+constexpr std::int16_t kProducerFenced = 90;  // PRODUCER_FENCED, which the coordinator may answer
 // How long a transaction marker or a coordinator's write may wait for the ISR (Kafka's
 // coordinators use request.timeout.ms).
-constexpr std::int32_t kMarkerTimeoutMs = 30000;  // PRODUCER_FENCED, which the coordinator may answer
+constexpr std::int32_t kMarkerTimeoutMs = 30000;
 
 template <class R>
 R not_hosted_answer(const PartitionService& service, const PartitionRef& ref) {

@@ -1,14 +1,15 @@
 // ProducePurgatory: the appends of one partition whose answer waits (Kafka's DelayedProduce in
 // the produce purgatory). An acks=all append, or one past flush.messages, waits until every
-// offset it wrote is below the partition's acknowledgement watermark; today that watermark is
-// the end offset of the last successful flush (the group-commit cycle that covered the append);
-// with replication it becomes the high watermark the ISR moves.
+// offset it wrote is below the partition's acknowledgement watermark: on one node the end offset
+// of the last successful flush (the group-commit cycle that covered the append); on a replicated
+// leader the high watermark the ISR moves (and the leader's own flush with flush.on.acks.all).
 //
-// Waiters are added in offset order (appends on the owner shard assign increasing offsets), so
-// completing a watermark completes a prefix. Owner shard only: not synchronised. Pure: the
-// caller says when the watermark moves or a flush fails; completions run inline.
+// Waiters are kept in offset order, so completing a watermark completes a prefix. Owner shard
+// only: not synchronised. Pure: the caller says when the watermark moves or a flush fails;
+// completions run inline.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -31,10 +32,13 @@ class ProducePurgatory {
   ~ProducePurgatory() = default;
 
   // Waits until offsets below end_offset (the append's last offset + 1) are acknowledged.
+  // Appends arrive in offset order; an idempotent retry of an earlier batch (waiting for its
+  // first write) or a coordinator's wait may come later with a lower end offset and is placed in
+  // order.
   void add(std::int64_t end_offset, Completion done) {
-    WEIR_ASSERT(waiters_.empty() || waiters_.back().end_offset <= end_offset,
-                "produce waiters out of offset order: {} after {}", end_offset, waiters_.back().end_offset);
-    waiters_.push_back(Waiter{end_offset, std::move(done)});
+    auto at = std::upper_bound(waiters_.begin(), waiters_.end(), end_offset,
+                               [](std::int64_t end, const Waiter& w) { return end < w.end_offset; });
+    waiters_.insert(at, Waiter{end_offset, std::move(done)});
   }
 
   // The watermark reached `watermark`: every waiter whose offsets lie below it is answered with

@@ -124,6 +124,20 @@ Status<std::string> check_log_times(const ConfigValues& values) {
   return {};
 }
 
+// KafkaConfig's rules between the replica fetcher's timeouts.
+Status<std::string> check_replica_timeouts(const ConfigValues& values) {
+  const std::int64_t wait_ms = values.get_int("replica.fetch.wait.max.ms");
+  if (wait_ms > values.get_int("replica.socket.timeout.ms")) {
+    return unexpected(std::string("requirement failed: replica.socket.timeout.ms should always be at least "
+                                  "replica.fetch.wait.max.ms to prevent unnecessary socket timeouts"));
+  }
+  if (wait_ms > values.get_long("replica.lag.time.max.ms")) {
+    return unexpected(std::string("requirement failed: replica.fetch.wait.max.ms should always be less than or equal "
+                                  "to replica.lag.time.max.ms to prevent frequent changes in ISR"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<Listener>, std::string> parse_listeners(std::string_view text) {
@@ -327,6 +341,7 @@ Status<std::string> BrokerConfig::finalize() {
                     "(log.cleaner.dedupe.buffer.size / log.cleaner.threads must exceed 1048576)"));
   }
   if (auto r = check_log_times(typed_); !r) return r;
+  if (auto r = check_replica_timeouts(typed_); !r) return r;
   if (auto r = check_listeners(); !r) return r;
   if (auto r = check_process_roles(); !r) return r;
 

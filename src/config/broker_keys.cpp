@@ -77,7 +77,7 @@ constexpr KeyDef kBrokerKeys[] = {
     // Replication (process.roles=broker).
     {"replica.lag.time.max.ms", T::int64, "30000", no_check(), I::high,
      "A follower that has not caught up with the leader's log end this long leaves the ISR."},
-    {"replica.fetch.wait.max.ms", T::int32, "500", no_check(), I::medium,
+    {"replica.fetch.wait.max.ms", T::int32, "500", no_check(), I::high,
      "How long a follower's fetch waits at the leader for data."},
     {"replica.fetch.min.bytes", T::int32, "1", no_check(), I::high, "Bytes a follower's fetch waits for."},
     {"replica.fetch.max.bytes", T::int32, "1048576", at_least(0), I::medium,
@@ -86,7 +86,7 @@ constexpr KeyDef kBrokerKeys[] = {
      "Bytes a follower's fetch response may carry (at least one batch)."},
     {"replica.fetch.backoff.ms", T::int32, "1000", at_least(0), I::medium,
      "How long a follower waits after a fetch error before fetching that partition again."},
-    {"num.replica.fetchers", T::int32, "1", no_check(), I::high,
+    {"num.replica.fetchers", T::int32, "1", at_least(1), I::high,
      "Accepted for compatibility: weir runs one fetcher per source broker on each executor.", M::cluster_wide},
     {"replica.socket.timeout.ms", T::int32, "30000", no_check(), I::high,
      "Deadline of a follower's fetch request (beyond replica.fetch.wait.max.ms)."},

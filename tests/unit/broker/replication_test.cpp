@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "broker/errors.h"
 #include "broker/partition.h"
+#include "broker/produce_purgatory.h"
 #include "broker/replica_tracker.h"
 #include "storage/partition_log.h"
 #include "test_util.h"
@@ -111,6 +112,20 @@ TEST(ReplicaTrackerTest, TheMetadataReplacesTheIsrAtANewerPartitionEpoch) {
   t.update_from_metadata({1, 2, 3}, {1, 2}, 6);
   EXPECT_EQ(t.isr(), (std::vector<std::int32_t>{1, 2}));
   EXPECT_EQ(t.partition_epoch(), 6);
+}
+
+TEST(ProducePurgatoryOrderTest, ALaterWaiterWithALowerEndOffsetIsAnsweredInOffsetOrder) {
+  // An idempotent retry of an unreplicated batch waits for its first write's offsets, which lie
+  // below appends already waiting.
+  ProducePurgatory purgatory;
+  std::vector<int> answered;
+  purgatory.add(10, [&](std::int16_t) { answered.push_back(10); });
+  purgatory.add(4, [&](std::int16_t) { answered.push_back(4); });
+  purgatory.add(12, [&](std::int16_t) { answered.push_back(12); });
+  EXPECT_EQ(purgatory.complete_through(5), 1u);
+  EXPECT_EQ(answered, (std::vector<int>{4}));
+  EXPECT_EQ(purgatory.complete_through(12), 2u);
+  EXPECT_EQ(answered, (std::vector<int>{4, 10, 12}));
 }
 
 // Two replicas of one partition, each with its own log.
