@@ -100,6 +100,15 @@ std::pair<std::int16_t, std::string> verification_error(std::int16_t error, std:
   return {error, {}};
 }
 
+// The last error among per-partition answers, 0 when every one succeeded.
+std::int16_t any_error(const std::vector<std::int16_t>& errors) {
+  std::int16_t error = 0;
+  for (std::int16_t e : errors) {
+    if (e != 0) error = e;
+  }
+  return error;
+}
+
 PartitionRead failed_read(std::int16_t error) {
   PartitionRead r;
   r.error = error;
@@ -455,11 +464,7 @@ asio::awaitable<std::int16_t> PartitionService::sync(const std::vector<Partition
       flush_on_owner(shard, ref, *p, [done = std::move(done)](std::int16_t error, std::int64_t) { done(error); });
     });
   }
-  std::int16_t error = 0;
-  for (std::int16_t e : co_await fan.run()) {
-    if (e != 0) error = e;
-  }
-  co_return error;
+  co_return any_error(co_await fan.run());
 }
 
 asio::awaitable<std::int16_t> PartitionService::replicate(const std::vector<PartitionRef>& parts) {
@@ -478,11 +483,7 @@ asio::awaitable<std::int16_t> PartitionService::replicate(const std::vector<Part
                            kMarkerTimeoutMs, [done = std::move(done)](std::int16_t error) { done(error); });
     });
   }
-  std::int16_t error = 0;
-  for (std::int16_t e : co_await fan.run()) {
-    if (e != 0) error = e;
-  }
-  co_return error;
+  co_return any_error(co_await fan.run());
 }
 
 asio::awaitable<std::vector<PartitionRead>> PartitionService::fetch(const FetchLimits& limits,
