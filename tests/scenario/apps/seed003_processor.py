@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 
 RETRIABLE = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
@@ -52,9 +52,12 @@ def main() -> int:
         "isolation.level": "read_committed",
     })
     tp = TopicPartition("orders", 0)
-    consumer.assign([tp])
+    # The committed offset first (retried while the coordinator loads), then the assignment at
+    # it: an assignment without an offset makes the client fetch it itself, and on a fresh
+    # broker whose coordinator is still loading that fetch fails (NOT_COORDINATOR).
     committed = committed_offset(consumer, tp)
     next_offset = max(committed, 0)
+    consumer.assign([TopicPartition("orders", 0, committed if committed >= 0 else OFFSET_BEGINNING)])
     while True:
         _, high = consumer.get_watermark_offsets(tp, timeout=30, cached=False)
         if next_offset >= high:
