@@ -21,6 +21,13 @@ constexpr std::int64_t kEarliest = -2;
 constexpr std::int64_t kMaxTimestamp = -3;
 constexpr std::int64_t kEarliestLocal = -4;
 
+// A batch's last sequence number (sequences wrap at 2^31), -1 without one.
+std::int32_t last_sequence(const record::RecordBatchView& b) {
+  if (b.base_sequence() < 0) return -1;
+  return static_cast<std::int32_t>((static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) %
+                                   2147483648LL);
+}
+
 // Producer fields of each batch, read from the headers; empty when the framing is broken (the
 // append then refuses the request anyway).
 std::vector<storage::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
@@ -32,11 +39,9 @@ std::vector<storage::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
     if (!*next) break;
     const auto& b = **next;
     const std::int32_t count = b.last_offset_delta() + 1;
-    const std::int64_t last_seq =
-        b.base_sequence() < 0 ? -1
-                              : (static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) % 2147483648LL;
+    const std::int32_t last_seq = last_sequence(b);
     out.push_back(storage::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
-                                 static_cast<std::int32_t>(last_seq), count, b.max_timestamp(), b.is_transactional()});
+                                 last_seq, count, b.max_timestamp(), b.is_transactional()});
   }
   return out;
 }
@@ -403,10 +408,7 @@ void Partition::track_replicated_batches(std::span<const std::byte> batches) {
     lb.producer_id = b.producer_id();
     lb.epoch = b.producer_epoch();
     lb.first_seq = b.base_sequence();
-    lb.last_seq = b.base_sequence() < 0
-                      ? -1
-                      : static_cast<std::int32_t>((static_cast<std::int64_t>(b.base_sequence()) + b.last_offset_delta()) %
-                                                  2147483648LL);
+    lb.last_seq = last_sequence(b);
     lb.first_offset = b.base_offset();
     lb.last_offset = b.last_offset();
     lb.max_timestamp_ms = b.max_timestamp();
