@@ -874,6 +874,12 @@ std::expected<void, std::string> Broker::commit(const std::vector<metadata::Meta
   return {};
 }
 
+std::int16_t Broker::transaction_version() const {
+  const auto c = catalog();
+  const auto it = c->finalized_features.find(std::string(kTransactionVersionFeature));
+  return it == c->finalized_features.end() ? std::int16_t{0} : it->second;
+}
+
 std::shared_ptr<const Catalog> Broker::build_catalog() const {
   auto c = std::make_shared<Catalog>();
   c->version = catalog_version_.fetch_add(1) + 1;
@@ -901,8 +907,12 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   c->controller_id = config_.broker_only ? (c->brokers.empty() ? -1 : c->brokers.front().id) : node_.node_id;
   if (config_.broker_only) {
     for (const auto& [name, level] : img.features()) c->finalized_features[name] = level;
-    c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
+  } else {
+    // One node finalizes what it serves of the features clients look at: transaction protocol
+    // v2 (KIP-890), as a Kafka 4.3.1 node formatted with its defaults does.
+    c->finalized_features[std::string(kTransactionVersionFeature)] = kMaxTransactionVersion;
   }
+  c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;

@@ -112,6 +112,8 @@ class Broker final : public net::RequestSink {
 
   // Topics, as every shard sees them.
   [[nodiscard]] std::shared_ptr<const Catalog> catalog() const { return catalog_.load(); }
+  // The finalized transaction.version: 2 on one node, the controller quorum's level in a cluster.
+  [[nodiscard]] std::int16_t transaction_version() const;
   [[nodiscard]] bool topic_exists(const std::string& name) const { return catalog()->find(name) != nullptr; }
   [[nodiscard]] std::optional<std::string> topic_name(const Uuid& id) const { return catalog()->name_of(id); }
   [[nodiscard]] bool is_valid_topic_name(const std::string& name) const;

@@ -129,6 +129,15 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
     }
     count_produced(batches.size(), messages);
     sync_first_unstable_offset();
+  } else {
+    // A coordinator's batches (a producer's transactional offsets in __consumer_offsets) open
+    // the producer's transaction here as a client's would: the LSO and DescribeProducers see it
+    // (Kafka's coordinator appends skip only the sequence checks).
+    const std::vector<storage::BatchInfo> written = batch_infos(batches);
+    if (std::any_of(written.begin(), written.end(), [](const auto& b) { return b.producer_id >= 0; })) {
+      producers().update(written, appended->first_offset);  // batches without a producer are skipped
+      sync_first_unstable_offset();
+    }
   }
   advance_high_watermark();
   PartitionAppend o;
@@ -142,8 +151,9 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
 }
 
 PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t producer_epoch,
-                                        std::int32_t coordinator_epoch, bool commit) {
-  switch (producers().check_marker(producer_id, producer_epoch, coordinator_epoch)) {
+                                        std::int32_t coordinator_epoch, bool commit,
+                                        std::int16_t transaction_version) {
+  switch (producers().check_marker(producer_id, producer_epoch, coordinator_epoch, transaction_version)) {
     case storage::MarkerCheck::kOk:
       break;
     case storage::MarkerCheck::kInvalidProducerEpoch:

@@ -222,11 +222,12 @@ class Partition {
                          std::optional<VerificationGuard> guard = std::nullopt);
   // A transaction marker (COMMIT or ABORT control batch, one offset, as Kafka writes it) for the
   // producer, appended with AppendOrigin::kMarker: INVALID_PRODUCER_EPOCH for an epoch below the
-  // producer's, TRANSACTION_COORDINATOR_FENCED for a coordinator epoch below its last marker's.
+  // producer's (at transaction version 2: not above it, a repeated marker excepted),
+  // TRANSACTION_COORDINATOR_FENCED for a coordinator epoch below its last marker's.
   // Ends the producer's open transaction (an abort adds its .txnindex entry), clears its
   // verification guard, moves the last stable offset and the high watermark.
   PartitionAppend write_marker(std::int64_t producer_id, std::int16_t producer_epoch, std::int32_t coordinator_epoch,
-                               bool commit);
+                               bool commit, std::int16_t transaction_version = 0);
   // The last stable offset: the high watermark, or below it the first offset of the oldest open
   // transaction (not below the log start offset: a log start past it leaves the LSO there).
   [[nodiscard]] std::int64_t last_stable_offset() const;

@@ -78,7 +78,9 @@ std::optional<ProducerOf> transactional_producer(const std::vector<ProduceSpec>&
 // ReplicaManager and AddPartitionsToTxnManager): not in the transaction is INVALID_TXN_STATE
 // through v10 and TRANSACTION_ABORTABLE from v11; coordinator trouble becomes the retriable
 // NOT_ENOUGH_REPLICAS, which older clients retry without a metadata refresh.
-std::pair<std::int16_t, std::string> verification_error(std::int16_t error, std::int16_t version) {
+}  // namespace
+
+std::pair<std::int16_t, std::string> transaction_verification_error(std::int16_t error, std::int16_t version) {
   const auto is = [error](ErrorCode e) { return error == code(e); };
   if (is(ErrorCode::kInvalidTxnState) || is(ErrorCode::kTransactionAbortable)) {
     if (version > 10) return {code(ErrorCode::kTransactionAbortable), {}};
@@ -99,6 +101,8 @@ std::pair<std::int16_t, std::string> verification_error(std::int16_t error, std:
   }
   return {error, {}};
 }
+
+namespace {
 
 // The last error among per-partition answers, 0 when every one succeeded.
 std::int16_t any_error(const std::vector<std::int16_t>& errors) {
@@ -229,7 +233,10 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
                                                                        ProduceTxn txn) {
   // KIP-890: verification guards for the partitions where this producer has no open
   // transaction, then one question to the coordinator for all of them.
-  const bool verifying = verification_enabled_ && verifier_ != nullptr && txn.transactional_id.has_value();
+  // Produce v12+ (transaction version 2) adds the partitions to the transaction, whatever
+  // transaction.partition.verification.enable says (Kafka's ADD_PARTITION operation).
+  const bool adding = txn.version >= 12;
+  const bool verifying = (verification_enabled_ || adding) && verifier_ != nullptr && txn.transactional_id.has_value();
   std::vector<std::optional<VerificationGuard>> guards(specs.size());
   std::vector<PartitionAppend> refused(specs.size());
   if (verifying) {
@@ -256,11 +263,11 @@ asio::awaitable<std::vector<PartitionAppend>> PartitionService::append(std::vect
       if (!to_verify.empty()) {
         std::string id = *txn.transactional_id;
         const std::vector<std::int16_t> errors =
-            co_await verifier_->verify(std::move(id), producer->id, producer->epoch, std::move(to_verify));
+            co_await verifier_->verify(std::move(id), producer->id, producer->epoch, std::move(to_verify), adding);
         WEIR_ASSERT(errors.size() == verified_specs.size(), "the verifier answers every partition");
         for (std::size_t k = 0; k < verified_specs.size(); ++k) {
           if (errors[k] == 0) continue;
-          auto [error, message] = verification_error(errors[k], txn.version);
+          auto [error, message] = transaction_verification_error(errors[k], txn.version);
           refused[verified_specs[k]].error = error;
           refused[verified_specs[k]].error_message = std::move(message);
         }
@@ -334,7 +341,8 @@ asio::awaitable<std::vector<std::int16_t>> PartitionService::write_markers(std::
     fan.add_async(shards_.executor(shard), [this, shard, &s](FanOut<std::int16_t>::Done done) {
       Partition* p = local(shard, s.ref);
       if (p == nullptr) return done(not_hosted(s.ref));
-      const PartitionAppend o = p->write_marker(s.producer_id, s.producer_epoch, s.coordinator_epoch, s.commit);
+      const PartitionAppend o =
+          p->write_marker(s.producer_id, s.producer_epoch, s.coordinator_epoch, s.commit, s.transaction_version);
       if (p->replicated()) {
         // As Kafka writes markers: acks=all, on the ISR.
         if (!o.appended) return done(o.error);

@@ -59,6 +59,11 @@ struct ProduceSpec {
 // an unverified partition gets: INVALID_TXN_STATE through v10, TRANSACTION_ABORTABLE from v11).
 // The request also carries its timeout: an acks=all append of a replicated partition not
 // acknowledged by then is answered REQUEST_TIMED_OUT (Kafka's DelayedProduce).
+// What a Produce of `version` answers for a partition the coordinator did not verify (or add)
+// with `error` (Kafka's ReplicaManager and AddPartitionsToTxnManager): the code and a message.
+[[nodiscard]] std::pair<std::int16_t, std::string> transaction_verification_error(std::int16_t error,
+                                                                                 std::int16_t version);
+
 struct ProduceTxn {
   std::optional<std::string> transactional_id;
   std::int16_t version = 0;
@@ -73,6 +78,9 @@ struct MarkerSpec {
   std::int16_t producer_epoch = -1;
   std::int32_t coordinator_epoch = -1;
   bool commit = false;
+  // The transaction's version (WriteTxnMarkers v2): at 2 the marker's epoch must be higher than
+  // the producer's (the coordinator bumped it), a retry of a written marker excepted.
+  std::int16_t transaction_version = 0;
 };
 
 // Produce's acks: 0 and 1 answer after the append, kAll after the acknowledgement.
@@ -170,6 +178,7 @@ class PartitionService {
                            std::vector<std::int32_t> isr, std::int32_t partition_epoch);
   // transaction.partition.verification.enable (on by default, as Kafka).
   void set_verification_enabled(bool on) { verification_enabled_ = on; }
+  [[nodiscard]] bool verification_enabled() const { return verification_enabled_; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
   // max_wait_ms passes, woken by the high watermark of a watched partition moving.
   boost::asio::awaitable<std::vector<PartitionRead>> fetch(const FetchLimits& limits,

@@ -46,6 +46,10 @@ struct SupportedFeature {
   std::int16_t max_version;
 };
 inline constexpr SupportedFeature kSupportedFeatures[] = {{"metadata.version", 7, 30}, {"kraft.version", 0, 1}};
+// A single weir node serves transaction protocol v2 (KIP-890 part 2) and finalizes it; a broker
+// of a cluster registers transaction.version 0 only until its transactions work across brokers.
+inline constexpr std::string_view kTransactionVersionFeature = "transaction.version";
+inline constexpr std::int16_t kMaxTransactionVersion = 2;
 
 // Committed metadata records, in log order. snapshot: the image is replaced by these records
 // (a KRaft snapshot) rather than extended.

@@ -210,7 +210,7 @@ void TxnHost::write_markers(txn::MarkerRequest request) {
         specs.reserve(req->partitions.size());
         for (const auto& tp : req->partitions) {
           specs.push_back(MarkerSpec{PartitionRef{tp.topic, tp.partition}, req->producer_id, req->producer_epoch,
-                                     req->coordinator_epoch, req->commit});
+                                     req->coordinator_epoch, req->commit, req->transaction_version});
         }
         std::vector<std::int16_t> errors = co_await broker_.write_txn_markers(std::move(specs));
         if (!*alive) co_return;
@@ -239,9 +239,30 @@ void TxnHost::arm_periodic(asio::steady_timer& timer, std::int64_t interval_ms, 
   timer.expires_after(std::chrono::milliseconds(std::max<std::int64_t>(1, interval_ms)));
   timer.async_wait([this, &timer, interval_ms, abort](const boost::system::error_code& ec) {
     if (ec) return;
-    apply(abort ? coordinator_->abort_timed_out(now_ms()) : coordinator_->expire_transactional_ids(now_ms()));
+    if (!abort) {
+      apply(coordinator_->expire_transactional_ids(now_ms()));
+    } else {
+      coordinator_->set_server_transaction_version(broker_.transaction_version());
+      txn::Effects fx = coordinator_->abort_timed_out(now_ms());
+      const bool needs_producer_id = fx.needs_producer_id;
+      apply(std::move(fx));
+      if (needs_producer_id) abort_with_new_producer_id();
+    }
     arm_periodic(timer, interval_ms, abort);
   });
+}
+
+void TxnHost::abort_with_new_producer_id() {
+  // A timed-out transaction at an exhausted epoch (transaction version 2) rotates its producer
+  // id: allocate one and run the abort again for it.
+  asio::co_spawn(
+      executor_,
+      [this, alive = alive_]() -> asio::awaitable<void> {
+        auto id = co_await broker_.allocate_producer_id();
+        if (!*alive || !id) co_return;
+        apply(coordinator_->abort_timed_out(now_ms(), *id));
+      },
+      asio::detached);
 }
 
 asio::awaitable<std::vector<std::int16_t>> Broker::write_txn_markers(std::vector<MarkerSpec> specs) {
@@ -357,6 +378,7 @@ asio::awaitable<txn::Answer> TxnService::run(std::int32_t partition, Op& op) {
           TxnHost* h = host(shard, partition);
           if (h == nullptr) return Outcome::kNoHost;
           const txn::RequestHandle handle = h->hold(waiter);
+          h->coordinator().set_server_transaction_version(broker_.transaction_version());
           txn::Effects fx = op(h->coordinator(), handle, h->now_ms(), fresh);
           if (fx.needs_producer_id) {
             // Not answered: withdraw the handle, allocate, run again.
@@ -388,17 +410,21 @@ asio::awaitable<txn::Answer> TxnService::init_producer_id(std::string transactio
 
 asio::awaitable<txn::Answer> TxnService::add_partitions(std::string transactional_id, std::int64_t producer_id,
                                                         std::int16_t producer_epoch,
-                                                        std::vector<txn::TopicPartition> partitions) {
+                                                        std::vector<txn::TopicPartition> partitions,
+                                                        std::int16_t client_transaction_version) {
   auto op = [&](txn::TransactionCoordinator& c, txn::RequestHandle h, std::int64_t now, std::optional<std::int64_t>) {
-    return c.add_partitions(h, transactional_id, producer_id, producer_epoch, partitions, now);
+    return c.add_partitions(h, transactional_id, producer_id, producer_epoch, partitions, now,
+                            client_transaction_version);
   };
   co_return co_await run(partition_for(transactional_id), op);
 }
 
 asio::awaitable<txn::Answer> TxnService::end_txn(std::string transactional_id, std::int64_t producer_id,
-                                                 std::int16_t producer_epoch, bool commit) {
-  auto op = [&](txn::TransactionCoordinator& c, txn::RequestHandle h, std::int64_t now, std::optional<std::int64_t>) {
-    return c.end_txn(h, transactional_id, producer_id, producer_epoch, commit, now);
+                                                 std::int16_t producer_epoch, bool commit,
+                                                 std::int16_t client_transaction_version) {
+  auto op = [&](txn::TransactionCoordinator& c, txn::RequestHandle h, std::int64_t now,
+                std::optional<std::int64_t> fresh) {
+    return c.end_txn(h, transactional_id, producer_id, producer_epoch, commit, now, client_transaction_version, fresh);
   };
   co_return co_await run(partition_for(transactional_id), op);
 }
@@ -406,11 +432,20 @@ asio::awaitable<txn::Answer> TxnService::end_txn(std::string transactional_id, s
 asio::awaitable<std::vector<std::int16_t>> CoordinatorTxnVerifier::verify(std::string transactional_id,
                                                                           std::int64_t producer_id,
                                                                           std::int16_t producer_epoch,
-                                                                          std::vector<PartitionRef> partitions) {
+                                                                          std::vector<PartitionRef> partitions,
+                                                                          bool add) {
   std::vector<txn::TopicPartition> parts;
   parts.reserve(partitions.size());
   for (auto& p : partitions) parts.push_back(txn::TopicPartition{std::move(p.topic), p.partition});
-  co_return co_await service_.verify(std::move(transactional_id), producer_id, producer_epoch, std::move(parts));
+  if (!add) {
+    co_return co_await service_.verify(std::move(transactional_id), producer_id, producer_epoch, std::move(parts));
+  }
+  // Transaction version 2: the broker adds the partitions itself (Kafka's AddPartitionsToTxn v5
+  // from the broker, verifyOnly false); one answer for all of them.
+  const std::size_t n = parts.size();
+  const txn::Answer a =
+      co_await service_.add_partitions(std::move(transactional_id), producer_id, producer_epoch, std::move(parts), 2);
+  co_return std::vector<std::int16_t>(n, txn::code(a.error));
 }
 
 asio::awaitable<std::vector<std::int16_t>> TxnService::verify(std::string transactional_id, std::int64_t producer_id,

@@ -91,6 +91,7 @@ class TxnHost {
   void write_markers(txn::MarkerRequest request);
   void rearm();
   void arm_periodic(boost::asio::steady_timer& timer, std::int64_t interval_ms, bool abort);
+  void abort_with_new_producer_id();
   [[nodiscard]] Partition* partition() const;
 
   Broker& broker_;
@@ -126,7 +127,7 @@ class CoordinatorTxnVerifier final : public TxnVerifier {
   explicit CoordinatorTxnVerifier(TxnService& service) : service_(service) {}
   boost::asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
                                                            std::int16_t producer_epoch,
-                                                           std::vector<PartitionRef> partitions) override;
+                                                           std::vector<PartitionRef> partitions, bool add) override;
 
  private:
   TxnService& service_;
@@ -154,11 +155,17 @@ class TxnService {
   // when the transactional id's partition is not hosted (the topic does not exist yet).
   boost::asio::awaitable<txn::Answer> init_producer_id(std::string transactional_id, std::int32_t timeout_ms,
                                                        std::int64_t producer_id, std::int16_t producer_epoch);
+  // client_transaction_version: 2 when the broker adds partitions for a transaction version 2
+  // client (Produce v12+, TxnOffsetCommit v5+), 0 for AddPartitionsToTxn v0-v4 and AddOffsetsToTxn.
   boost::asio::awaitable<txn::Answer> add_partitions(std::string transactional_id, std::int64_t producer_id,
                                                      std::int16_t producer_epoch,
-                                                     std::vector<txn::TopicPartition> partitions);
+                                                     std::vector<txn::TopicPartition> partitions,
+                                                     std::int16_t client_transaction_version = 0);
+  // client_transaction_version: 2 for EndTxn v5+ (the epoch is bumped; the answer carries the
+  // producer id and epoch to continue with).
   boost::asio::awaitable<txn::Answer> end_txn(std::string transactional_id, std::int64_t producer_id,
-                                              std::int16_t producer_epoch, bool commit);
+                                              std::int16_t producer_epoch, bool commit,
+                                              std::int16_t client_transaction_version = 0);
   // KIP-890 verification (AddPartitionsToTxn verify_only): one error code per partition.
   boost::asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
                                                            std::int16_t producer_epoch,

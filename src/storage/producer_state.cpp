@@ -93,10 +93,15 @@ void ProducerStateTable::restore(std::int64_t producer_id, ProducerEntry entry) 
 }
 
 MarkerCheck ProducerStateTable::check_marker(std::int64_t producer_id, std::int16_t epoch,
-                                             std::int32_t coordinator_epoch) const {
+                                             std::int32_t coordinator_epoch, std::int16_t transaction_version) const {
   const ProducerEntry* e = find(producer_id);
   if (e == nullptr) return MarkerCheck::kOk;
-  if (epoch < e->epoch) return MarkerCheck::kInvalidProducerEpoch;
+  const bool bumped = transaction_version >= 2;
+  if (bumped ? epoch <= e->epoch : epoch < e->epoch) {
+    const bool retried_marker = bumped && epoch == e->epoch &&
+                                (!e->current_txn_first_offset || epoch == std::numeric_limits<std::int16_t>::max());
+    if (!retried_marker) return MarkerCheck::kInvalidProducerEpoch;
+  }
   if (e->coordinator_epoch > coordinator_epoch) return MarkerCheck::kCoordinatorFenced;
   return MarkerCheck::kOk;
 }

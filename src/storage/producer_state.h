@@ -118,8 +118,11 @@ class ProducerStateTable {
 
   // Transaction markers: the check, then the marker written at `offset` ends the producer's
   // open transaction (its epoch and coordinator epoch become the marker's).
-  [[nodiscard]] MarkerCheck check_marker(std::int64_t producer_id, std::int16_t epoch,
-                                         std::int32_t coordinator_epoch) const;
+  // `transaction_version` 2 (WriteTxnMarkers v2): the coordinator bumped the epoch, so the
+  // marker's must be higher than the producer's, unless it repeats a marker already written
+  // (same epoch, no open transaction) — Kafka's ProducerAppendInfo.checkProducerEpoch.
+  [[nodiscard]] MarkerCheck check_marker(std::int64_t producer_id, std::int16_t epoch, std::int32_t coordinator_epoch,
+                                         std::int16_t transaction_version = 0) const;
   std::optional<CompletedTxn> end_transaction(std::int64_t producer_id, std::int16_t epoch,
                                               std::int32_t coordinator_epoch, bool commit, std::int64_t offset,
                                               std::int64_t timestamp_ms);

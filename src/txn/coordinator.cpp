@@ -73,7 +73,9 @@ bool valid_transition(State from, State to) {
     case kPrepareCommit:
       return from == kOngoing;
     case kPrepareAbort:
-      return from == kOngoing || from == kPrepareEpochFence;
+      // From Empty / CompleteCommit / CompleteAbort: an abort without a transaction (v2).
+      return from == kOngoing || from == kPrepareEpochFence || from == kEmpty || from == kCompleteCommit ||
+             from == kCompleteAbort;
     case kCompleteCommit:
       return from == kPrepareCommit;
     case kCompleteAbort:
@@ -196,15 +198,12 @@ void TransactionCoordinator::prepare(TxnMetadata& m, TxnMetadata target, Then th
               state_name(m.state), state_name(target.state));
   WEIR_ASSERT(target.producer_id >= 0 && (target.state == State::kDead || target.producer_epoch >= 0));
   m.pending = target.state;
+  // Kafka's transit metadata carries the producer id before the transition as the previous one.
+  target.previous_producer_id = m.producer_id;
   Append a;
   a.transactional_id = m.transactional_id;
   a.record.key = key_bytes(m.transactional_id);
-  if (target.state != State::kDead) {
-    // Kafka's transit record carries the producer id before the transition as the previous one.
-    TxnMetadata written = target;
-    written.previous_producer_id = m.producer_id;
-    a.record.value = value_bytes(written, config_.value_version);
-  }
+  if (target.state != State::kDead) a.record.value = value_bytes(target, config_.value_version);
   fx.appends.push_back(std::move(a));
   pending_[m.transactional_id] = Pending{std::move(target), then, handle, epoch_fence};
 }
@@ -310,8 +309,9 @@ Effects TransactionCoordinator::init_producer_id(RequestHandle handle, const std
       // Fence the running transaction's producer and abort it; the client retries.
       const TxnMetadata fenced = fence_target(*m);
       m->pending = State::kPrepareEpochFence;
-      end_transaction(*m, fenced.producer_id, fenced.producer_epoch, false, false, handle, Then::kFenceAbort, now_ms,
-                      fx);
+      std::optional<std::int64_t> rotation = fresh;
+      end_transaction(*m, fenced.producer_id, fenced.producer_epoch, false, false,
+                      config_.server_transaction_version, handle, Then::kFenceAbort, now_ms, rotation, fx);
       if (m->pending == State::kPrepareEpochFence) m->pending.reset();
       return fx;
     }
@@ -324,7 +324,8 @@ Effects TransactionCoordinator::init_producer_id(RequestHandle handle, const std
 
 Effects TransactionCoordinator::add_partitions(RequestHandle handle, const std::string& transactional_id,
                                                std::int64_t producer_id, std::int16_t producer_epoch,
-                                               const std::vector<TopicPartition>& partitions, std::int64_t now_ms) {
+                                               const std::vector<TopicPartition>& partitions, std::int64_t now_ms,
+                                               std::int16_t client_transaction_version) {
   Effects fx;
   if (transactional_id.empty()) {
     answer(fx, handle, Error::kInvalidRequest);
@@ -358,6 +359,7 @@ Effects TransactionCoordinator::add_partitions(RequestHandle handle, const std::
     t.start_ms = now_ms;
   }
   t.last_update_ms = now_ms;
+  t.client_transaction_version = client_transaction_version;
   prepare(*m, std::move(t), Then::kAnswerAdd, handle, fx);
   return fx;
 }
@@ -379,7 +381,8 @@ std::vector<Error> TransactionCoordinator::verify(const std::string& transaction
 
 Effects TransactionCoordinator::end_txn(RequestHandle handle, const std::string& transactional_id,
                                         std::int64_t producer_id, std::int16_t producer_epoch, bool commit,
-                                        std::int64_t now_ms) {
+                                        std::int64_t now_ms, std::int16_t client_transaction_version,
+                                        std::optional<std::int64_t> fresh_producer_id) {
   Effects fx;
   if (transactional_id.empty()) {
     answer(fx, handle, Error::kInvalidRequest);
@@ -390,13 +393,26 @@ Effects TransactionCoordinator::end_txn(RequestHandle handle, const std::string&
     answer(fx, handle, Error::kInvalidProducerIdMapping);
     return fx;
   }
-  end_transaction(*m, producer_id, producer_epoch, commit, true, handle, Then::kEndTxn, now_ms, fx);
+  end_transaction(*m, producer_id, producer_epoch, commit, true, client_transaction_version, handle, Then::kEndTxn,
+                  now_ms, fresh_producer_id, fx);
   return fx;
 }
 
 void TransactionCoordinator::end_transaction(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch,
-                                             bool commit, bool from_client, std::optional<RequestHandle> handle,
-                                             Then then, std::int64_t now_ms, Effects& fx) {
+                                             bool commit, bool from_client, std::int16_t transaction_version,
+                                             std::optional<RequestHandle> handle, Then then, std::int64_t now_ms,
+                                             std::optional<std::int64_t>& fresh_id, Effects& fx) {
+  if (transaction_version >= 2) {
+    end_transaction_v2(m, producer_id, producer_epoch, commit, from_client, transaction_version, handle, then, now_ms,
+                       fresh_id, fx);
+  } else {
+    end_transaction_v1(m, producer_id, producer_epoch, commit, from_client, handle, then, now_ms, fx);
+  }
+}
+
+void TransactionCoordinator::end_transaction_v1(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch,
+                                                bool commit, bool from_client, std::optional<RequestHandle> handle,
+                                                Then then, std::int64_t now_ms, Effects& fx) {
   // A fence answers CONCURRENT_TRANSACTIONS where the abort itself would answer NONE.
   auto fail = [&](Error e) {
     if (then == Then::kFenceAbort && e == Error::kNone) e = Error::kConcurrentTransactions;
@@ -424,6 +440,8 @@ void TransactionCoordinator::end_transaction(TxnMetadata& m, std::int64_t produc
       TxnMetadata t = m;
       t.state = next;
       t.last_update_ms = now_ms;
+      t.next_producer_id = kNoProducerId;
+      t.client_transaction_version = 0;
       prepare(m, std::move(t), then, handle, fx, epoch_fence);
       return;
     }
@@ -444,6 +462,105 @@ void TransactionCoordinator::end_transaction(TxnMetadata& m, std::int64_t produc
   WEIR_UNREACHABLE("transactional id {} in state {}", m.transactional_id, state_name(m.state));
 }
 
+void TransactionCoordinator::end_transaction_v2(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch,
+                                                bool commit, bool from_client, std::int16_t transaction_version,
+                                                std::optional<RequestHandle> handle, Then then, std::int64_t now_ms,
+                                                std::optional<std::int64_t>& fresh_id, Effects& fx) {
+  // Kafka answers a successful retry (and NONE for a fence's abort) with the current ids.
+  const std::int64_t current_id = m.producer_id;
+  const std::int16_t current_epoch = m.producer_epoch;
+  auto fail = [&](Error e) {
+    if (then == Then::kFenceAbort && e == Error::kNone) e = Error::kConcurrentTransactions;
+    if (e == Error::kNone) {
+      answer(fx, handle, e, current_id, current_epoch);
+    } else {
+      answer(fx, handle, e);
+    }
+  };
+  const bool epoch_fence = m.pending == State::kPrepareEpochFence;
+  // A retry of an EndTxn whose epoch bump overflowed into a new producer id, or of one that bumped.
+  const bool retry_on_overflow = !epoch_fence && m.previous_producer_id == producer_id &&
+                                 producer_epoch == kMaxEpoch - 1 && m.producer_epoch == 0;
+  const bool retry_on_bump = !epoch_fence && m.producer_epoch == producer_epoch + 1;
+  bool valid_epoch = false;
+  if (epoch_fence) {
+    valid_epoch = (!from_client || producer_epoch == m.producer_epoch) && producer_epoch >= m.producer_epoch;
+  } else {
+    switch (m.state) {
+      case State::kOngoing:
+      case State::kEmpty:
+      case State::kDead:
+      case State::kPrepareEpochFence:
+        valid_epoch = producer_epoch == m.producer_epoch;
+        break;
+      case State::kPrepareCommit:
+      case State::kPrepareAbort:
+        valid_epoch = retry_on_bump;
+        break;
+      case State::kCompleteCommit:
+      case State::kCompleteAbort:
+        valid_epoch = retry_on_bump || retry_on_overflow || producer_epoch == m.producer_epoch;
+        break;
+    }
+  }
+  const bool retry = retry_on_bump || retry_on_overflow;
+  // Kafka's generateTxnTransitMetadataForTxnCompletion and prepareAbortOrCommit: the epoch is
+  // bumped (a new producer id is taken when it is exhausted, used once the markers are written).
+  auto complete = [&](State next, bool no_partition_added) {
+    std::int64_t next_id = kNoProducerId;
+    if (epoch_exhausted(m.producer_epoch)) {
+      if (!fresh_id) {
+        fx.needs_producer_id = true;
+        return;
+      }
+      next_id = *fresh_id;
+      fresh_id.reset();
+    }
+    if (next == State::kPrepareAbort && epoch_fence) m.pending.reset();
+    TxnMetadata t = m;
+    t.state = next;
+    if (m.producer_epoch == kMaxEpoch && next == State::kPrepareAbort) {
+      // Already broken: the abort goes through without overflowing the epoch.
+    } else {
+      t.producer_epoch = static_cast<std::int16_t>(m.producer_epoch + 1);
+    }
+    t.last_producer_epoch = m.producer_epoch;
+    if (no_partition_added) t.start_ms = now_ms;
+    t.next_producer_id = next_id;
+    t.last_update_ms = now_ms;
+    t.client_transaction_version = transaction_version;
+    prepare(m, std::move(t), then, handle, fx, epoch_fence);
+  };
+  if (m.producer_id != producer_id && !retry_on_overflow) return fail(Error::kInvalidProducerIdMapping);
+  if (!valid_epoch) return fail(Error::kProducerFenced);
+  if (m.pending && *m.pending != State::kPrepareEpochFence) return fail(Error::kConcurrentTransactions);
+  switch (m.state) {
+    case State::kOngoing:
+      return complete(commit ? State::kPrepareCommit : State::kPrepareAbort, false);
+    case State::kCompleteCommit:
+      if (commit) return fail(retry ? Error::kNone : Error::kInvalidTxnState);
+      if (retry) return fail(Error::kInvalidTxnState);
+      return complete(State::kPrepareAbort, true);
+    case State::kCompleteAbort:
+      if (!commit) {
+        if (retry) return fail(Error::kNone);
+        return complete(State::kPrepareAbort, true);
+      }
+      return fail(Error::kInvalidTxnState);
+    case State::kPrepareCommit:
+      return fail(commit ? Error::kConcurrentTransactions : Error::kInvalidTxnState);
+    case State::kPrepareAbort:
+      return fail(commit ? Error::kInvalidTxnState : Error::kConcurrentTransactions);
+    case State::kEmpty:
+      if (!commit) return complete(State::kPrepareAbort, true);
+      return fail(Error::kInvalidTxnState);
+    case State::kDead:
+    case State::kPrepareEpochFence:
+      break;
+  }
+  WEIR_UNREACHABLE("transactional id {} in state {}", m.transactional_id, state_name(m.state));
+}
+
 void TransactionCoordinator::send_markers(TxnMetadata& m, std::int64_t now_ms, Effects& fx) {
   WEIR_ASSERT(is_prepare(m.state) && !m.pending);
   const bool commit = m.state == State::kPrepareCommit;
@@ -451,7 +568,13 @@ void TransactionCoordinator::send_markers(TxnMetadata& m, std::int64_t now_ms, E
   t.state = commit ? State::kCompleteCommit : State::kCompleteAbort;
   t.partitions.clear();
   t.last_update_ms = now_ms;
+  if (m.client_transaction_version >= 2 && m.next_producer_id != kNoProducerId) {
+    // Kafka's prepareComplete after an exhausted epoch: the next transaction has a new id.
+    t.producer_id = m.next_producer_id;
+    t.producer_epoch = 0;
+  }
   t.next_producer_id = kNoProducerId;
+  t.previous_producer_id = m.producer_id;
   m.pending = t.state;
   pending_[m.transactional_id] = Pending{std::move(t), Then::kComplete, std::nullopt, false};
   MarkerRequest req;
@@ -460,11 +583,11 @@ void TransactionCoordinator::send_markers(TxnMetadata& m, std::int64_t now_ms, E
   req.producer_epoch = m.producer_epoch;
   req.coordinator_epoch = config_.coordinator_epoch;
   req.commit = commit;
+  req.transaction_version = m.client_transaction_version;
   req.partitions = java_hash_set_order(m.partitions);
   if (req.partitions.empty()) {
     // Nothing to mark: the completion is written at once.
-    TxnMetadata written = pending_[m.transactional_id].target;
-    written.previous_producer_id = m.producer_id;
+    const TxnMetadata& written = pending_[m.transactional_id].target;
     Append a;
     a.transactional_id = m.transactional_id;
     a.record.key = key_bytes(m.transactional_id);
@@ -501,9 +624,7 @@ Effects TransactionCoordinator::on_markers_written(const MarkerRequest& request,
   Append a;
   a.transactional_id = request.transactional_id;
   a.record.key = key_bytes(request.transactional_id);
-  TxnMetadata written = pend->second.target;
-  written.previous_producer_id = m->producer_id;
-  a.record.value = value_bytes(written, config_.value_version);
+  a.record.value = value_bytes(pend->second.target, config_.value_version);
   fx.appends.push_back(std::move(a));
   return fx;
 }
@@ -539,11 +660,10 @@ Effects TransactionCoordinator::on_appended(const std::string& transactional_id,
     txns_.erase(transactional_id);
     return fx;
   }
-  // Kafka's completeTransitionTo: an InitProducerId keeps the old start time in memory.
-  const std::int64_t start = t.state == State::kEmpty ? m->start_ms : t.start_ms;
+  // Kafka 4.3.1's completeTransitionTo takes every field of the transition, the start time too
+  // (-1 after an InitProducerId).
   const bool failed_fence = m->has_failed_epoch_fence;
   *m = std::move(t);
-  m->start_ms = start;
   m->pending.reset();
   m->has_failed_epoch_fence = failed_fence;
   switch (pend.then) {
@@ -553,10 +673,13 @@ Effects TransactionCoordinator::on_appended(const std::string& transactional_id,
     case Then::kAnswerAdd:
       answer(fx, pend.handle, Error::kNone);
       break;
-    case Then::kEndTxn:
-      answer(fx, pend.handle, Error::kNone, m->producer_id, m->producer_epoch);
+    case Then::kEndTxn: {
       send_markers(*m, now_ms, fx);
+      // The producer id and epoch of the next transaction (v2: bumped, or a new id at epoch 0).
+      const TxnMetadata& next = pending_.at(transactional_id).target;
+      answer(fx, pend.handle, Error::kNone, next.producer_id, next.producer_epoch);
       break;
+    }
     case Then::kFenceAbort:
       answer(fx, pend.handle, Error::kConcurrentTransactions);
       send_markers(*m, now_ms, fx);
@@ -579,16 +702,20 @@ Effects TransactionCoordinator::on_appended(const std::string& transactional_id,
   return fx;
 }
 
-Effects TransactionCoordinator::abort_timed_out(std::int64_t now_ms) {
+Effects TransactionCoordinator::abort_timed_out(std::int64_t now_ms, std::optional<std::int64_t> fresh_producer_id) {
   Effects fx;
+  bool needs_producer_id = false;
   for (auto& [id, m] : txns_) {
     if (m.pending || m.state != State::kOngoing || m.start_ms + m.timeout_ms >= now_ms) continue;
     const TxnMetadata fenced = fence_target(m);
     m.pending = State::kPrepareEpochFence;
-    end_transaction(m, fenced.producer_id, fenced.producer_epoch, false, false, std::nullopt, Then::kTimeoutAbort,
-                    now_ms, fx);
+    fx.needs_producer_id = false;
+    end_transaction(m, fenced.producer_id, fenced.producer_epoch, false, false, config_.server_transaction_version,
+                    std::nullopt, Then::kTimeoutAbort, now_ms, fresh_producer_id, fx);
+    needs_producer_id = needs_producer_id || fx.needs_producer_id;
     if (m.pending == State::kPrepareEpochFence) m.pending.reset();
   }
+  fx.needs_producer_id = needs_producer_id;
   return fx;
 }
 
@@ -621,9 +748,7 @@ Effects TransactionCoordinator::tick(std::int64_t now_ms) {
       Append a;
       a.transactional_id = r.request.transactional_id;
       a.record.key = key_bytes(a.transactional_id);
-      TxnMetadata written = pend->second.target;
-      written.previous_producer_id = m->producer_id;
-      a.record.value = value_bytes(written, config_.value_version);
+      a.record.value = value_bytes(pend->second.target, config_.value_version);
       fx.appends.push_back(std::move(a));
     } else {
       fx.markers.push_back(std::move(r.request));

@@ -1,8 +1,14 @@
 // TransactionCoordinator: the transactional ids one `__transaction_state` partition owns, as a
-// pure state machine (DESIGN.md, "Coordinators are pure state machines"), following Kafka's
-// TransactionCoordinator / TransactionStateManager / TransactionMetadata for clients on
-// transaction protocol v0/v1 (no epoch bump per transaction). Events take the wall-clock time
-// `now_ms` and return Effects; nothing here does I/O or reads a clock.
+// pure state machine (DESIGN.md, "Coordinators are pure state machines"), following Kafka
+// 4.3.1's TransactionCoordinator / TransactionStateManager / TransactionMetadata. Events take the
+// wall-clock time `now_ms` and return Effects; nothing here does I/O or reads a clock.
+//
+// Transaction versions (KIP-890): a client on transaction protocol v0/v1 keeps its epoch for
+// the producer's life; one on v2 (EndTxn v5+, partitions added by the broker from Produce v12+
+// and TxnOffsetCommit v5+) gets its epoch bumped by every EndTxn, which answers the new producer
+// id and epoch, and may abort without a transaction. Fences (InitProducerId meeting an Ongoing
+// transaction) and timeouts end transactions at the server's finalized transaction.version
+// (TxnConfig::server_transaction_version), as Kafka does.
 //
 // Every change of a transactional id is a transition: it is prepared (the id gets a pending
 // state and the effects carry an Append with its `__transaction_state` record), the host appends
@@ -105,6 +111,8 @@ struct TxnConfig {
   std::int32_t coordinator_epoch = 0;                       // leader epoch of the `__transaction_state` partition
   std::int16_t value_version = 1;                           // TransactionLogValue version written (0 or 1)
   std::int64_t marker_retry_backoff_ms = 100;
+  // The finalized transaction.version: fences and timeouts end transactions at it.
+  std::int16_t server_transaction_version = 0;
 };
 
 // One transactional id's state (Kafka's TransactionMetadata).
@@ -155,6 +163,9 @@ struct MarkerRequest {
   std::int16_t producer_epoch = 0;
   std::int32_t coordinator_epoch = 0;
   bool commit = false;
+  // The transaction version the transaction ended at (WriteTxnMarkers v2 carries it: a marker
+  // of v2 must have a higher epoch than the producer's data).
+  std::int16_t transaction_version = 0;
   std::vector<TopicPartition> partitions;
 };
 
@@ -162,7 +173,8 @@ struct Effects {
   std::vector<Append> appends;
   std::vector<Answer> answers;
   std::vector<MarkerRequest> markers;
-  // InitProducerId only: call again with a freshly allocated producer id.
+  // InitProducerId, EndTxn (v2, at an exhausted epoch) and abort_timed_out: call again with a
+  // freshly allocated producer id.
   bool needs_producer_id = false;
 };
 
@@ -184,18 +196,24 @@ class TransactionCoordinator {
   Effects init_producer_id(RequestHandle handle, const std::string& transactional_id, std::int32_t timeout_ms,
                            std::int64_t producer_id, std::int16_t producer_epoch,
                            std::optional<std::int64_t> fresh_producer_id, std::int64_t now_ms);
-  // AddPartitionsToTxn (v0-v3) and AddOffsetsToTxn (one `__consumer_offsets` partition).
+  // AddPartitionsToTxn (v0-v3; v5 from a broker adding the partitions of a Produce v12+ or a
+  // TxnOffsetCommit v5+: client_transaction_version 2) and AddOffsetsToTxn (one
+  // `__consumer_offsets` partition).
   Effects add_partitions(RequestHandle handle, const std::string& transactional_id, std::int64_t producer_id,
                          std::int16_t producer_epoch, const std::vector<TopicPartition>& partitions,
-                         std::int64_t now_ms);
+                         std::int64_t now_ms, std::int16_t client_transaction_version = 0);
   // AddPartitionsToTxn v4+ verify_only (KIP-890): per partition, 0 when it is in the ongoing
   // transaction of that producer, else the coordinator's error (TRANSACTION_ABORTABLE when the
   // partition is not in it).
   [[nodiscard]] std::vector<Error> verify(const std::string& transactional_id, std::int64_t producer_id,
                                           std::int16_t producer_epoch,
                                           const std::vector<TopicPartition>& partitions) const;
+  // EndTxn; client_transaction_version 2 for EndTxn v5+. At v2 the answer carries the producer
+  // id and epoch the client continues with; an exhausted epoch needs a fresh producer id.
   Effects end_txn(RequestHandle handle, const std::string& transactional_id, std::int64_t producer_id,
-                  std::int16_t producer_epoch, bool commit, std::int64_t now_ms);
+                  std::int16_t producer_epoch, bool commit, std::int64_t now_ms,
+                  std::int16_t client_transaction_version = 0, std::optional<std::int64_t> fresh_producer_id = {});
+  void set_server_transaction_version(std::int16_t version) { config_.server_transaction_version = version; }
 
   // The host's report on an Append it was given: error 0 when durable, else the append's
   // Kafka error (mapped as Kafka's appendTransactionToLog does).
@@ -205,8 +223,10 @@ class TransactionCoordinator {
                              std::int64_t now_ms);
 
   // transaction.abort.timed.out.transaction.cleanup.interval.ms: fences and aborts every
-  // Ongoing transaction older than its timeout.
-  Effects abort_timed_out(std::int64_t now_ms);
+  // Ongoing transaction older than its timeout. At transaction version 2 an exhausted epoch
+  // rotates the producer id: one that needs it is skipped with needs_producer_id set; call again
+  // with `fresh_producer_id` for it.
+  Effects abort_timed_out(std::int64_t now_ms, std::optional<std::int64_t> fresh_producer_id = {});
   // transaction.remove.expired.transaction.cleanup.interval.ms: tombstones ids idle (Empty,
   // CompleteCommit, CompleteAbort) for transactional.id.expiration.ms.
   Effects expire_transactional_ids(std::int64_t now_ms);
@@ -257,10 +277,18 @@ class TransactionCoordinator {
   // Kafka's prepareTransitionTo: checks the table, sets the pending state, emits the record.
   void prepare(TxnMetadata& m, TxnMetadata target, Then then, std::optional<RequestHandle> handle, Effects& fx,
                bool epoch_fence = false);
-  // Kafka's endTransaction; `from_client` false for fences and timeouts.
+  // Kafka's endTransaction at transaction version 0/1 (endTransactionWithTV1) and 2;
+  // `from_client` false for fences and timeouts. `fresh_id`: a producer id for a v2 rotation
+  // (consumed when used; needs_producer_id is set when one is needed and missing).
   void end_transaction(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch, bool commit,
-                       bool from_client, std::optional<RequestHandle> handle, Then then, std::int64_t now_ms,
-                       Effects& fx);
+                       bool from_client, std::int16_t transaction_version, std::optional<RequestHandle> handle,
+                       Then then, std::int64_t now_ms, std::optional<std::int64_t>& fresh_id, Effects& fx);
+  void end_transaction_v1(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch, bool commit,
+                          bool from_client, std::optional<RequestHandle> handle, Then then, std::int64_t now_ms,
+                          Effects& fx);
+  void end_transaction_v2(TxnMetadata& m, std::int64_t producer_id, std::int16_t producer_epoch, bool commit,
+                          bool from_client, std::int16_t transaction_version, std::optional<RequestHandle> handle,
+                          Then then, std::int64_t now_ms, std::optional<std::int64_t>& fresh_id, Effects& fx);
   // Kafka's prepareFenceProducerEpoch.
   [[nodiscard]] static TxnMetadata fence_target(const TxnMetadata& m);
   // After Prepare is durable: set CompleteX pending and ask for markers.

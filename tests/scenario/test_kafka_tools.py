@@ -30,6 +30,7 @@ def test_wrapper_runs_kafka_4_3_1(tool):
 
 def test_wrappers_without_version_flag_run_their_tool():
     assert "usage: kafka-producer-perf-test" in run_tool("kafka-producer-perf-test", "--help").stdout
+    assert "usage: kafka-features" in run_tool("kafka-features", "--help").stdout
     uuid = run_tool("kafka-storage", "random-uuid").check().stdout.strip()
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", uuid)
     res = run_tool("kafka-run-class", "org.apache.kafka.tools.TopicCommand", "--version").check()

@@ -39,18 +39,23 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
     co_return resp;
   }
   if (ctx.version() >= 3) {
-    // On one node no features are finalized yet (transaction.version >= 2 is advertised only
-    // once the transaction protocol v2 works end to end). Under a controller quorum: the
-    // quorum's finalized levels, and the ranges this broker registered.
+    // On one node: transaction.version 0-2, finalized at 2 (Java producers then use transaction
+    // protocol v2). Under a controller quorum: the quorum's finalized levels, and the ranges
+    // this broker registered.
     auto catalog = ctx.broker.catalog();
     resp.finalized_features_epoch = catalog->features_epoch;
     if (catalog->features_epoch >= 0) {
-      for (const auto& f : kSupportedFeatures) {
+      // Below v4, supported ranges starting at 0 are left out (KIP-1022: older clients cannot
+      // read a minimum of 0), as Kafka does.
+      auto supported = [&](std::string_view name, std::int16_t min, std::int16_t max) {
+        if (ctx.version() < 4 && min == 0) return;
         auto& sf = resp.supported_features.emplace_back();
-        sf.name = f.name;
-        sf.min_version = f.min_version;
-        sf.max_version = f.max_version;
-      }
+        sf.name = std::string(name);
+        sf.min_version = min;
+        sf.max_version = max;
+      };
+      for (const auto& f : kSupportedFeatures) supported(f.name, f.min_version, f.max_version);
+      if (!ctx.broker.config().broker_only) supported(kTransactionVersionFeature, 0, kMaxTransactionVersion);
       for (const auto& [name, level] : catalog->finalized_features) {
         auto& ff = resp.finalized_features.emplace_back();
         ff.name = name;

@@ -135,7 +135,7 @@ WEIR_HANDLER(DeleteGroups, 0, 2);
 WEIR_HANDLER(OffsetCommit, 2, 10);
 WEIR_HANDLER(OffsetFetch, 1, 10);
 WEIR_HANDLER(OffsetDelete, 0, 0);
-WEIR_HANDLER(TxnOffsetCommit, 0, 4);
+WEIR_HANDLER(TxnOffsetCommit, 0, 5);
 WEIR_HANDLER(DescribeLogDirs, 1, 5);
 WEIR_HANDLER(DescribeProducers, 0, 0);
 WEIR_HANDLER(DescribeTopicPartitions, 0, 0);

@@ -80,7 +80,9 @@ asio::awaitable<std::vector<TopicResult>> add_one(Broker& broker, std::int16_t v
       return std::int16_t{0};
     });
   }
-  const txn::Answer a = co_await broker.txns().add_partitions(id, producer_id, producer_epoch, std::move(parts));
+  // v4+ adds at transaction version 2 (Kafka's transactionVersionForAddPartitionsToTxn).
+  const txn::Answer a = co_await broker.txns().add_partitions(id, producer_id, producer_epoch, std::move(parts),
+                                                              version > 3 ? std::int16_t{2} : std::int16_t{0});
   const std::int16_t error = for_version(a.error, version, 2);
   co_return topic_results(topics, [&](const std::string&, std::int32_t) { return error; });
 }
@@ -119,8 +121,10 @@ asio::awaitable<HandlerResult<AddOffsetsToTxnHandler::Response>> AddOffsetsToTxn
 }
 
 asio::awaitable<HandlerResult<EndTxnHandler::Response>> EndTxnHandler::handle(RequestContext& ctx, Request& req) {
-  const txn::Answer a =
-      co_await ctx.broker.txns().end_txn(req.transactional_id, req.producer_id, req.producer_epoch, req.committed);
+  // v5+ ends the transaction at transaction version 2: the epoch is bumped and answered.
+  const std::int16_t transaction_version = ctx.version() > 4 ? 2 : 0;
+  const txn::Answer a = co_await ctx.broker.txns().end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
+                                                           req.committed, transaction_version);
   Response resp;
   resp.error_code = for_version(a.error, ctx.version(), 2);
   resp.producer_id = a.producer_id;

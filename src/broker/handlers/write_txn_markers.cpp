@@ -4,7 +4,8 @@
 // acks=all), and the answer gives one error per partition, grouped by producer id as Kafka's
 // response is: UNKNOWN_TOPIC_OR_PARTITION for a partition not hosted here,
 // TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the producer's last marker,
-// INVALID_PRODUCER_EPOCH for an epoch older than the producer's.
+// INVALID_PRODUCER_EPOCH for an epoch older than the producer's (v2, transaction version 2: not
+// newer than the producer's, a repeated marker excepted).
 #include <map>
 
 #include "broker/broker.h"
@@ -24,8 +25,9 @@ boost::asio::awaitable<HandlerResult<Response>> WriteTxnMarkersHandler::handle(R
   for (const auto& m : req.markers) {
     for (const auto& t : m.topics) {
       for (const std::int32_t index : t.partition_indexes) {
+        // v2 carries the transaction's version (0 before: no epoch bump per transaction).
         specs.push_back(MarkerSpec{PartitionRef{t.name, index}, m.producer_id, m.producer_epoch, m.coordinator_epoch,
-                                   m.transaction_result});
+                                   m.transaction_result, m.transaction_version});
       }
     }
   }

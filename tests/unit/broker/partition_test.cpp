@@ -405,9 +405,9 @@ class FakeVerifier final : public TxnVerifier {
   std::vector<std::string> asked;
   asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
                                                     std::int16_t producer_epoch,
-                                                    std::vector<PartitionRef> partitions) override {
+                                                    std::vector<PartitionRef> partitions, bool add) override {
     asked.push_back(transactional_id + "/" + std::to_string(producer_id) + "/" + std::to_string(producer_epoch) + "/" +
-                    std::to_string(partitions.size()));
+                    std::to_string(partitions.size()) + (add ? "/add" : ""));
     co_return std::vector<std::int16_t>(partitions.size(), answer);
   }
 };
@@ -474,6 +474,24 @@ TEST_F(VerifiedProduceTest, NothingIsVerifiedWhenVerificationIsOff) {
   verifier.answer = code(ErrorCode::kInvalidTxnState);
   EXPECT_EQ(produce_txn(11).error, 0);
   EXPECT_TRUE(verifier.asked.empty());
+}
+
+TEST_F(VerifiedProduceTest, ProduceV12AddsThePartitionEvenWithVerificationOff) {
+  // Transaction version 2: the broker adds the partition (the client sent no AddPartitionsToTxn),
+  // whatever transaction.partition.verification.enable says.
+  service->set_verification_enabled(false);
+  EXPECT_EQ(produce_txn(12, 0).error, 0);
+  EXPECT_EQ(verifier.asked, (std::vector<std::string>{"app/5/0/1/add"}));
+  EXPECT_EQ(produce_txn(12, 1).error, 0);
+  EXPECT_EQ(verifier.asked.size(), 1u) << "the open transaction needs nothing more";
+}
+
+TEST_F(VerifiedProduceTest, ProduceV12PassesConcurrentTransactionsThrough) {
+  // v12 clients retry CONCURRENT_TRANSACTIONS (the previous transaction's markers) themselves.
+  verifier.answer = code(ErrorCode::kConcurrentTransactions);
+  EXPECT_EQ(produce_txn(12).error, code(ErrorCode::kConcurrentTransactions));
+  EXPECT_EQ(produce_txn(11).error, code(ErrorCode::kNotEnoughReplicas));
+  EXPECT_EQ(log->log_end_offset(), 0);
 }
 
 }  // namespace

@@ -133,6 +133,20 @@ TEST(ProducerStateTransactions, MarkersWithAStaleEpochOrCoordinatorEpochAreRefus
   EXPECT_EQ(t.check_marker(1, 4, 6), wt::MarkerCheck::kOk);
 }
 
+TEST(ProducerStateTransactions, Version2MarkersNeedABumpedEpochUnlessTheyRepeatOne) {
+  // Kafka's checkProducerEpoch for markers of transaction version 2: the coordinator bumped the
+  // epoch, so a marker at the data's epoch is a zombie's, unless the transaction is already
+  // ended (a repeated marker write).
+  wt::ProducerStateTable t;
+  t.update({txn_batch(1, 3, 0, 1)}, 0);
+  EXPECT_EQ(t.check_marker(1, 3, 0, 2), wt::MarkerCheck::kInvalidProducerEpoch) << "open transaction at that epoch";
+  EXPECT_EQ(t.check_marker(1, 3, 0, 0), wt::MarkerCheck::kOk) << "version 0/1: the same epoch is fine";
+  EXPECT_EQ(t.check_marker(1, 4, 0, 2), wt::MarkerCheck::kOk);
+  (void)t.end_transaction(1, 4, 0, true, 1, 1000);
+  EXPECT_EQ(t.check_marker(1, 4, 0, 2), wt::MarkerCheck::kOk) << "a retry of the marker just written";
+  EXPECT_EQ(t.check_marker(1, 3, 0, 2), wt::MarkerCheck::kInvalidProducerEpoch);
+}
+
 TEST(ProducerStateTransactions, RestoredAndReplayedTransactionsAreOpen) {
   wt::ProducerStateTable t;
   wt::ProducerEntry e;

@@ -73,6 +73,26 @@ class TxnTest : public ::testing::Test {
     return only_answer(o);
   }
   State state(const std::string& id = kId) { return c.find(id)->state; }
+
+  // Transaction version 2: the broker adds partitions (Produce v12+), EndTxn v5 bumps the epoch.
+  Answer add_v2(std::vector<TopicPartition> parts, std::int64_t pid, std::int16_t epoch) {
+    return only_answer(settle(c.add_partitions(next_handle++, kId, pid, epoch, parts, now, 2)));
+  }
+  Answer end_v2(bool commit, std::int64_t pid, std::int16_t epoch, std::vector<MarkerRequest>* markers = nullptr) {
+    const RequestHandle h = next_handle++;
+    Effects fx = c.end_txn(h, kId, pid, epoch, commit, now, 2);
+    if (fx.needs_producer_id) {
+      EXPECT_TRUE(fx.answers.empty());
+      EXPECT_TRUE(fx.appends.empty());
+      fx = c.end_txn(h, kId, pid, epoch, commit, now, 2, next_pid++);
+    }
+    auto o = settle(std::move(fx));
+    if (markers) *markers = o.markers;
+    for (const auto& m : o.markers) {
+      settle(c.on_markers_written(m, std::vector<std::int16_t>(m.partitions.size(), 0), now));
+    }
+    return only_answer(o);
+  }
 };
 
 TEST(TxnPartition, JavaHashOfTransactionalId) {
@@ -98,7 +118,7 @@ TEST(TxnStates, ValidPreviousStateTable) {
       {kEmpty, {kEmpty, kCompleteCommit, kCompleteAbort}},
       {kOngoing, {kOngoing, kEmpty, kCompleteCommit, kCompleteAbort}},
       {kPrepareCommit, {kOngoing}},
-      {kPrepareAbort, {kOngoing, kPrepareEpochFence}},
+      {kPrepareAbort, {kOngoing, kPrepareEpochFence, kEmpty, kCompleteCommit, kCompleteAbort}},
       {kCompleteCommit, {kPrepareCommit}},
       {kCompleteAbort, {kPrepareAbort}},
       {kDead, {kEmpty, kCompleteAbort, kCompleteCommit}},
@@ -530,6 +550,121 @@ TEST(TxnRecords, OngoingValueVersion1Bytes) {
   TransactionCoordinator c;
   ASSERT_TRUE(c.replay(TransactionCoordinator::key_bytes("k"), std::span<const std::uint8_t>(v)));
   EXPECT_EQ(c.find("k")->partitions, m.partitions);
+}
+
+}  // namespace
+}  // namespace weir::txn
+
+namespace weir::txn {
+namespace {
+
+TEST_F(TxnTest, V2EndTxnBumpsTheEpochAndAnswersIt) {
+  const Answer id = init();
+  EXPECT_EQ(add_v2({{"t", 0}}, id.producer_id, 0).error, Error::kNone);
+  EXPECT_EQ(c.find(kId)->client_transaction_version, 2);
+  std::vector<MarkerRequest> markers;
+  const Answer done = end_v2(true, id.producer_id, 0, &markers);
+  EXPECT_EQ(done.error, Error::kNone);
+  EXPECT_EQ(done.producer_id, id.producer_id);
+  EXPECT_EQ(done.producer_epoch, 1);
+  ASSERT_EQ(markers.size(), 1u);
+  EXPECT_EQ(markers[0].producer_epoch, 1) << "markers carry the bumped epoch";
+  EXPECT_EQ(markers[0].transaction_version, 2);
+  EXPECT_EQ(state(), State::kCompleteCommit);
+  EXPECT_EQ(c.find(kId)->producer_epoch, 1);
+  // As Kafka 4.3.1 answered: a retry with the old epoch succeeds with the current ids; a commit
+  // at the current epoch without a transaction is an invalid state; an abort bumps again.
+  const Answer retry = end_v2(true, id.producer_id, 0);
+  EXPECT_EQ(retry.error, Error::kNone);
+  EXPECT_EQ(retry.producer_epoch, 1);
+  EXPECT_EQ(end_v2(true, id.producer_id, 1).error, Error::kInvalidTxnState);
+  EXPECT_EQ(end_v2(false, id.producer_id, 0).error, Error::kInvalidTxnState) << "an abort retrying a commit";
+  const Answer empty_abort = end_v2(false, id.producer_id, 1);
+  EXPECT_EQ(empty_abort.error, Error::kNone);
+  EXPECT_EQ(empty_abort.producer_epoch, 2);
+  EXPECT_EQ(state(), State::kCompleteAbort);
+  EXPECT_EQ(end_v2(false, id.producer_id, 1).error, Error::kNone) << "retry of the abort";
+  EXPECT_EQ(end_v2(true, id.producer_id, 2).error, Error::kInvalidTxnState);
+  EXPECT_EQ(end_v2(true, id.producer_id, 3).error, Error::kProducerFenced);
+  // The next transaction runs at the epoch EndTxn answered.
+  EXPECT_EQ(add_v2({{"t", 0}}, id.producer_id, 1).error, Error::kProducerFenced);
+  EXPECT_EQ(add_v2({{"t", 0}}, id.producer_id, 2).error, Error::kNone);
+  EXPECT_EQ(end_v2(false, id.producer_id, 2).producer_epoch, 3);
+}
+
+TEST_F(TxnTest, V2AbortWithoutTransactionFromEmpty) {
+  const Answer id = init();
+  std::vector<MarkerRequest> markers;
+  const Answer a = end_v2(false, id.producer_id, 0, &markers);
+  EXPECT_EQ(a.error, Error::kNone);
+  EXPECT_EQ(a.producer_epoch, 1);
+  EXPECT_TRUE(markers.empty()) << "nothing to mark";
+  EXPECT_EQ(state(), State::kCompleteAbort);
+  EXPECT_EQ(c.find(kId)->start_ms, now) << "the abort's time stands for the start";
+  EXPECT_EQ(init().producer_epoch, 2);
+  EXPECT_EQ(end_v2(true, id.producer_id, 2).error, Error::kInvalidTxnState) << "no commit without a transaction";
+}
+
+TEST_F(TxnTest, V2ExhaustedEpochRotatesTheProducerIdAtTheEnd) {
+  const Answer id = init();
+  // Drive the epoch to Short.MAX_VALUE - 1 through replay of a record at that epoch.
+  TxnMetadata m = *c.find(kId);
+  m.producer_epoch = 32766;
+  ASSERT_TRUE(c.replay(TransactionCoordinator::key_bytes(kId), TransactionCoordinator::value_bytes(m, 1)));
+  EXPECT_EQ(add_v2({{"t", 0}}, id.producer_id, 32766).error, Error::kNone);
+  std::vector<MarkerRequest> markers;
+  const Answer a = end_v2(true, id.producer_id, 32766, &markers);
+  EXPECT_EQ(a.error, Error::kNone);
+  EXPECT_EQ(a.producer_id, 1001) << "a new producer id";
+  EXPECT_EQ(a.producer_epoch, 0);
+  ASSERT_EQ(markers.size(), 1u);
+  EXPECT_EQ(markers[0].producer_id, id.producer_id);
+  EXPECT_EQ(markers[0].producer_epoch, 32767);
+  const TxnMetadata* after = c.find(kId);
+  EXPECT_EQ(after->producer_id, 1001);
+  EXPECT_EQ(after->previous_producer_id, id.producer_id);
+  EXPECT_EQ(after->producer_epoch, 0);
+  EXPECT_EQ(after->next_producer_id, -1);
+  // A retry of that EndTxn (old id, old epoch) is recognised.
+  const Answer retry = end_v2(true, id.producer_id, 32766);
+  EXPECT_EQ(retry.error, Error::kNone);
+  EXPECT_EQ(retry.producer_id, 1001);
+}
+
+TEST_F(TxnTest, FenceAtServerVersion2BumpsOnceAsKafka) {
+  // Kafka 4.3.1 with transaction.version 2 finalized: a fence of an Ongoing transaction aborts
+  // it one epoch up (the abort's own bump, not the fence's), whatever the client's version.
+  c.set_server_transaction_version(2);
+  const Answer id = init();
+  EXPECT_EQ(add({{"t", 0}}, id.producer_id, 0).error, Error::kNone);  // a v1 client
+  const RequestHandle h = next_handle++;
+  auto o = settle(c.init_producer_id(h, kId, 60000, -1, -1, std::nullopt, now));
+  ASSERT_EQ(o.answers.size(), 1u);
+  EXPECT_EQ(o.answers[0].error, Error::kConcurrentTransactions);
+  ASSERT_EQ(o.markers.size(), 1u);
+  EXPECT_EQ(o.markers[0].producer_epoch, 1);
+  EXPECT_EQ(o.markers[0].transaction_version, 2);
+  EXPECT_FALSE(o.markers[0].commit);
+  settle(c.on_markers_written(o.markers[0], {0}, now));
+  EXPECT_EQ(state(), State::kCompleteAbort);
+  EXPECT_EQ(c.find(kId)->producer_epoch, 1);
+  EXPECT_EQ(init().producer_epoch, 2) << "seed 003's epoch 2";
+}
+
+TEST_F(TxnTest, TimeoutAtServerVersion2) {
+  c.set_server_transaction_version(2);
+  const Answer id = init();
+  EXPECT_EQ(add_v2({{"t", 0}}, id.producer_id, 0).error, Error::kNone);
+  now += 60001;
+  auto o = settle(c.abort_timed_out(now));
+  ASSERT_EQ(o.markers.size(), 1u);
+  EXPECT_EQ(o.markers[0].producer_epoch, 1);
+  settle(c.on_markers_written(o.markers[0], {0}, now));
+  EXPECT_EQ(state(), State::kCompleteAbort);
+  EXPECT_EQ(c.stats().timed_out, 1u);
+  // The zombie's EndTxn with the old epoch is fenced; the current epoch may abort again.
+  EXPECT_EQ(end_v2(true, id.producer_id, 0).error, Error::kInvalidTxnState) << "a retry, but of an abort";
+  EXPECT_EQ(end_v2(false, id.producer_id, 0).error, Error::kNone);
 }
 
 }  // namespace
