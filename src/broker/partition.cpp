@@ -170,6 +170,7 @@ PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t p
       .timestamp_ms = now_ms,
       .base_offset = log_->log_end_offset(),
       .partition_leader_epoch = leader_epoch_,
+      .log_append_time = log_->config().log_append_time,
   });
   auto appended = log_->append_with_offsets(batch);
   if (!appended) {

@@ -48,6 +48,8 @@ std::vector<std::byte> build_end_txn_marker_batch(const EndTxnMarkerBatch& marke
       .base_sequence = kNoSequence,
       .transactional = true,
       .control = true,
+      .timestamp_type = marker.log_append_time ? TimestampType::log_append_time : TimestampType::create_time,
+      .log_append_time_ms = marker.log_append_time ? std::optional<std::int64_t>(marker.timestamp_ms) : std::nullopt,
   });
   const auto key =
       encode_control_key(marker.commit ? ControlRecordType::commit : ControlRecordType::abort);

@@ -72,6 +72,9 @@ struct EndTxnMarkerBatch {
   std::int64_t timestamp_ms = kNoTimestamp;
   std::int64_t base_offset = 0;
   std::int32_t partition_leader_epoch = kNoPartitionLeaderEpoch;
+  // A LogAppendTime topic: the batch says so, its maxTimestamp being timestamp_ms (as Kafka's
+  // validator stamps every batch appended to such a topic, markers too).
+  bool log_append_time = false;
 };
 
 // A complete control batch holding one commit or abort marker.

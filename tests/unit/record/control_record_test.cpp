@@ -59,6 +59,17 @@ TEST(ControlRecordTest, NewerVersionsAreReadByTheirVersionZeroPrefix) {
   EXPECT_EQ(marker->coordinator_epoch, 9);
 }
 
+TEST(ControlRecordTest, MarkerOnALogAppendTimeTopicSaysSo) {
+  const auto bytes = build_end_txn_marker_batch(
+      {.producer_id = 7, .producer_epoch = 1, .commit = true, .timestamp_ms = 555, .log_append_time = true});
+  auto batch = RecordBatchView::from(bytes);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_TRUE(batch->validate().has_value());
+  EXPECT_EQ(batch->timestamp_type(), TimestampType::log_append_time);
+  EXPECT_EQ(batch->max_timestamp(), 555);
+  EXPECT_TRUE(batch->is_control());
+}
+
 TEST(ControlRecordTest, AbortMarkerBatchIsAControlTransactionalBatchWithOneRecord) {
   const auto bytes = build_end_txn_marker_batch({.producer_id = 77,
                                                  .producer_epoch = 5,
