@@ -221,6 +221,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   compressed_batches_->start();
   group_hosts_.resize(shards_->count());
   fetchers_.resize(shards_->count());
+  peers_.resize(shards_->count());
   request_stats_.clear();
   for (std::size_t i = 0; i < shards_->count(); ++i) request_stats_.push_back(std::make_unique<RequestStats>());
 }
@@ -547,10 +548,30 @@ asio::awaitable<void> Broker::stop_replication() {
     fan.add(shards_->executor(shard), [this, shard]() {
       for (auto& [id, f] : fetchers_[shard]) f->stop();
       fetchers_[shard].clear();
+      peers_[shard].clear();  // closes the transaction protocol's connections
       return true;
     });
   }
   co_await fan.run();
+}
+
+PeerChannel* Broker::peer(std::size_t shard, std::int32_t node_id) {
+  if (!peer_channels_ || shard >= peers_.size()) return nullptr;
+  const auto catalog = this->catalog();
+  const BrokerEndpoint* e = catalog->replication_endpoint(node_id);
+  auto& peers = peers_[shard];
+  if (e == nullptr) {
+    peers.erase(node_id);
+    return nullptr;
+  }
+  Peer& peer = peers[node_id];
+  if (!peer.channel || peer.host != e->host || peer.port != e->port) {
+    if (peer.channel) peer.channel->close();
+    peer.host = e->host;
+    peer.port = e->port;
+    peer.channel = peer_channels_(shards_->executor(shard), node_id, e->host, e->port);
+  }
+  return peer.channel.get();
 }
 
 void Broker::follow(std::size_t shard, Partition& p, std::int32_t leader, const Catalog& catalog) {

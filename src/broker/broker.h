@@ -37,6 +37,7 @@
 #include "broker/group_host.h"
 #include "broker/quorum_link.h"
 #include "broker/replica_fetcher.h"
+#include "broker/peer_link.h"
 #include "broker/replica_link.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
@@ -88,6 +89,12 @@ class Broker final : public net::RequestSink {
   [[nodiscard]] QuorumLink* quorum() const { return quorum_.get(); }
   // process.roles=broker: how followers reach leaders (src/server sets it), before start().
   void set_replica_channels(ReplicaChannelFactory channels) { replica_channels_ = std::move(channels); }
+  // process.roles=broker: how the transaction protocol reaches other brokers (markers to
+  // partition leaders, KIP-890 verification at a remote coordinator), before start().
+  void set_peer_channels(PeerChannelFactory channels) { peer_channels_ = std::move(channels); }
+  // On `shard`: the channel to broker `node_id` on its inter-broker endpoint; null when the
+  // broker is unknown (not registered or fenced) or there is no transport.
+  [[nodiscard]] PeerChannel* peer(std::size_t shard, std::int32_t node_id);
   // Stops every replica fetcher (on shutdown, while the executors still run).
   boost::asio::awaitable<void> stop_replication();
   // After the executors run (broker-only): starts following the quorum; the sink applies each
@@ -142,9 +149,13 @@ class Broker final : public net::RequestSink {
   [[nodiscard]] GroupService& groups() { return *groups_; }
   // The transaction coordinators (txn_host.h), as the transaction handlers reach them.
   [[nodiscard]] TxnService& txns() { return *txns_; }
-  // Writes transaction markers for the transaction coordinators: one error code per spec, in
-  // order, once each marker is durable.
+  // Writes transaction markers on the partitions this broker leads (WriteTxnMarkers, and the
+  // coordinators' local ones): one error code per spec, in order, once each marker is durable.
   boost::asio::awaitable<std::vector<std::int16_t>> write_txn_markers(std::vector<MarkerSpec> specs);
+  // A transaction coordinator's markers, on `shard` (its own): local partitions are written
+  // here, the others sent as WriteTxnMarkers to their leaders (a broker of a cluster). One error
+  // per spec: 0 done, UNKNOWN_TOPIC_OR_PARTITION for a deleted topic, anything else retriable.
+  boost::asio::awaitable<std::vector<std::int16_t>> send_txn_markers(std::size_t shard, std::vector<MarkerSpec> specs);
   [[nodiscard]] const Clock& clock() const { return clock_; }
 
   // Runs a controller operation on shard 0, makes its records durable and applied, publishes the
@@ -267,6 +278,13 @@ class Broker final : public net::RequestSink {
   metadata::ControllerConfig controller_config_;
   std::unique_ptr<QuorumLink> quorum_;
   ReplicaChannelFactory replica_channels_;
+  PeerChannelFactory peer_channels_;
+  struct Peer {
+    std::string host;
+    std::int32_t port = 0;
+    std::unique_ptr<PeerChannel> channel;
+  };
+  std::vector<std::map<std::int32_t, Peer>> peers_;  // per shard, by broker id
   ReplicaFetcherOptions fetcher_options_;
   std::int64_t replica_lag_ms_ = 30000;  // replica.lag.time.max.ms
   // Per shard: leader id -> the fetcher of the partitions the shard follows from it.

@@ -26,6 +26,10 @@ namespace weir::broker {
 
 namespace asio = boost::asio;
 
+// How long an inter-broker transaction request (markers, verification) waits for its answer:
+// Kafka's request.timeout.ms default.
+constexpr std::int64_t kInterBrokerRequestTimeoutMs = 30000;
+
 namespace {
 
 std::span<const std::uint8_t> as_u8(ByteSpan b) { return {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()}; }
@@ -142,13 +146,13 @@ void TxnHost::deliver(const txn::Answer& a) {
   });
 }
 
-void TxnHost::fail_held() {
+void TxnHost::fail_held(txn::Error error) {
   auto held = std::move(waiters_);
   waiters_.clear();
   for (auto& [handle, w] : held) {
     auto ex = w->timer.get_executor();
-    asio::post(ex, [w]() {
-      w->answer = refused(txn::Error::kCoordinatorNotAvailable);
+    asio::post(ex, [w, error]() {
+      w->answer = refused(error);
       w->done = true;
       w->timer.cancel();
     });
@@ -212,7 +216,7 @@ void TxnHost::write_markers(txn::MarkerRequest request) {
           specs.push_back(MarkerSpec{PartitionRef{tp.topic, tp.partition}, req->producer_id, req->producer_epoch,
                                      req->coordinator_epoch, req->commit, req->transaction_version});
         }
-        std::vector<std::int16_t> errors = co_await broker_.write_txn_markers(std::move(specs));
+        std::vector<std::int16_t> errors = co_await broker_.send_txn_markers(shard_, std::move(specs));
         if (!*alive) co_return;
         apply(coordinator_->on_markers_written(*req, errors, now_ms()));
       },
@@ -274,6 +278,89 @@ asio::awaitable<std::vector<std::int16_t>> Broker::write_txn_markers(std::vector
     const MarkerSpec& s = specs[i];
     if (errors[i] != 0 || s.ref.topic != kOffsetsTopic) continue;
     (void)co_await groups().complete_transaction(s.ref.partition, s.producer_id, s.commit);
+  }
+  co_return errors;
+}
+
+asio::awaitable<std::vector<std::int16_t>> Broker::send_txn_markers(std::size_t shard, std::vector<MarkerSpec> specs) {
+  if (!config_.broker_only) co_return co_await write_txn_markers(std::move(specs));
+  const auto catalog = this->catalog();
+  std::vector<std::int16_t> errors(specs.size(), 0);
+  std::vector<std::size_t> local;
+  std::map<std::int32_t, std::vector<std::size_t>> remote;  // by leader
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const PartitionRef& ref = specs[i].ref;
+    const TopicInfo* topic = catalog->find(ref.topic);
+    const std::int32_t leader = catalog->leader_of(ref.topic, ref.partition);
+    if (topic == nullptr || ref.partition < 0 || ref.partition >= topic->partitions) {
+      errors[i] = code(ErrorCode::kUnknownTopicOrPartition);  // deleted: nothing left to mark
+    } else if (leader == node_.node_id) {
+      local.push_back(i);
+    } else if (leader < 0) {
+      errors[i] = code(ErrorCode::kNotLeaderOrFollower);  // retried once a leader is elected
+    } else {
+      remote[leader].push_back(i);
+    }
+  }
+  if (!local.empty()) {
+    std::vector<MarkerSpec> mine;
+    for (const std::size_t i : local) mine.push_back(specs[i]);
+    const std::vector<std::int16_t> written = co_await write_txn_markers(std::move(mine));
+    for (std::size_t k = 0; k < local.size(); ++k) errors[local[k]] = written[k];
+  }
+  // One WriteTxnMarkers per leader (Kafka's TransactionMarkerChannelManager), the leaders in turn.
+  for (const auto& [leader, indexes] : remote) {
+    protocol::WriteTxnMarkersRequest req;
+    for (const std::size_t i : indexes) {
+      const MarkerSpec& s = specs[i];
+      auto m = std::find_if(req.markers.begin(), req.markers.end(), [&](const auto& w) {
+        return w.producer_id == s.producer_id && w.producer_epoch == s.producer_epoch &&
+               w.coordinator_epoch == s.coordinator_epoch && w.transaction_result == s.commit &&
+               w.transaction_version == s.transaction_version;
+      });
+      if (m == req.markers.end()) {
+        m = req.markers.emplace(req.markers.end());
+        m->producer_id = s.producer_id;
+        m->producer_epoch = s.producer_epoch;
+        m->coordinator_epoch = s.coordinator_epoch;
+        m->transaction_result = s.commit;
+        m->transaction_version = static_cast<std::int8_t>(s.transaction_version);
+      }
+      auto t = std::find_if(m->topics.begin(), m->topics.end(), [&](const auto& x) { return x.name == s.ref.topic; });
+      if (t == m->topics.end()) {
+        t = m->topics.emplace(m->topics.end());
+        t->name = s.ref.topic;
+      }
+      t->partition_indexes.push_back(s.ref.partition);
+    }
+    std::expected<protocol::WriteTxnMarkersResponse, std::string> resp =
+        std::unexpected(std::string("no connection to the leader"));
+    if (PeerChannel* channel = peer(shard, leader); channel != nullptr) {
+      resp = co_await channel->write_txn_markers(req, kInterBrokerRequestTimeoutMs);
+    }
+    for (const std::size_t i : indexes) {
+      const MarkerSpec& s = specs[i];
+      std::int16_t e = code(ErrorCode::kNetworkException);
+      if (resp) {
+        e = code(ErrorCode::kUnknownServerError);
+        for (const auto& m : resp->markers) {
+          if (m.producer_id != s.producer_id) continue;
+          for (const auto& t : m.topics) {
+            if (t.name != s.ref.topic) continue;
+            for (const auto& p : t.partitions) {
+              if (p.partition_index == s.ref.partition) e = p.error_code;
+            }
+          }
+        }
+        // The leader may not know a partition our metadata has yet (or any more): retry; a
+        // deletion shows in our own catalog.
+        if (e == code(ErrorCode::kUnknownTopicOrPartition)) e = code(ErrorCode::kNotLeaderOrFollower);
+      }
+      errors[i] = e;
+    }
+    if (!resp) {
+      spdlog::warn("transaction markers to broker {} failed: {} (retried)", leader, resp.error());
+    }
   }
   co_return errors;
 }
@@ -348,8 +435,11 @@ void TxnService::stop() {
 void TxnService::leadership_changed(std::size_t shard, std::int32_t partition, bool leader) {
   if (leader) {
     (void)host(shard, partition);
-  } else {
-    hosts_[shard].erase(partition);
+  } else if (auto it = hosts_[shard].find(partition); it != hosts_[shard].end()) {
+    // Requests waiting on the coordinator that leaves are answered, so their clients look it up
+    // again (Kafka's appends fail NOT_LEADER_OR_FOLLOWER, answered NOT_COORDINATOR).
+    it->second->fail_held(txn::Error::kNotCoordinator);
+    hosts_[shard].erase(it);
   }
 }
 
@@ -434,6 +524,10 @@ asio::awaitable<std::vector<std::int16_t>> CoordinatorTxnVerifier::verify(std::s
                                                                           std::int16_t producer_epoch,
                                                                           std::vector<PartitionRef> partitions,
                                                                           bool add) {
+  if (std::optional<std::int32_t> remote = service_.remote_coordinator(transactional_id)) {
+    co_return co_await service_.verify_remote(*remote, std::move(transactional_id), producer_id, producer_epoch,
+                                              std::move(partitions), add);
+  }
   std::vector<txn::TopicPartition> parts;
   parts.reserve(partitions.size());
   for (auto& p : partitions) parts.push_back(txn::TopicPartition{std::move(p.topic), p.partition});
@@ -446,6 +540,75 @@ asio::awaitable<std::vector<std::int16_t>> CoordinatorTxnVerifier::verify(std::s
   const txn::Answer a =
       co_await service_.add_partitions(std::move(transactional_id), producer_id, producer_epoch, std::move(parts), 2);
   co_return std::vector<std::int16_t>(n, txn::code(a.error));
+}
+
+std::optional<std::int32_t> TxnService::remote_coordinator(std::string_view transactional_id) const {
+  if (!broker_.config().broker_only) return std::nullopt;
+  const std::int32_t leader =
+      broker_.catalog()->leader_of(std::string(kTransactionStateTopic), partition_for(transactional_id));
+  if (leader == broker_.node().node_id) return std::nullopt;
+  return leader;  // -1: none known (answered NOT_COORDINATOR)
+}
+
+asio::awaitable<std::vector<std::int16_t>> TxnService::verify_remote(std::int32_t coordinator,
+                                                                     std::string transactional_id,
+                                                                     std::int64_t producer_id,
+                                                                     std::int16_t producer_epoch,
+                                                                     std::vector<PartitionRef> partitions, bool add) {
+  // Kafka's AddPartitionsToTxnManager: AddPartitionsToTxn v4 (verify only) or v5 (add, for a
+  // transaction version 2 client) to the coordinator's broker; any failure to get an answer is
+  // NETWORK_EXCEPTION (which the produce path turns into the retriable NOT_ENOUGH_REPLICAS).
+  const std::size_t n = partitions.size();
+  if (coordinator < 0) co_return std::vector<std::int16_t>(n, code(ErrorCode::kNotCoordinator));
+  protocol::AddPartitionsToTxnRequest req;
+  auto& t = req.transactions.emplace_back();
+  t.transactional_id = transactional_id;
+  t.producer_id = producer_id;
+  t.producer_epoch = producer_epoch;
+  t.verify_only = !add;
+  for (const auto& p : partitions) {
+    auto it = std::find_if(t.topics.begin(), t.topics.end(), [&](const auto& x) { return x.name == p.topic; });
+    if (it == t.topics.end()) {
+      it = t.topics.emplace(t.topics.end());
+      it->name = p.topic;
+    }
+    it->partitions.push_back(p.partition);
+  }
+  const std::size_t shard = broker_.shards().owner(kTransactionStateTopic, partition_for(transactional_id));
+  using Answer = std::expected<protocol::AddPartitionsToTxnResponse, std::string>;
+  FanOut<Answer> fan;
+  fan.add_async(broker_.shards().executor(shard), [this, shard, coordinator, &req, add](FanOut<Answer>::Done done) {
+    asio::co_spawn(
+        broker_.shards().executor(shard),
+        [this, shard, coordinator, &req, add, done]() -> asio::awaitable<void> {
+          PeerChannel* channel = broker_.peer(shard, coordinator);
+          if (channel == nullptr) {
+            done(std::unexpected(std::string("the coordinator's broker is not known")));
+            co_return;
+          }
+          done(co_await channel->add_partitions_to_txn(req, add ? 5 : 4, kInterBrokerRequestTimeoutMs));
+        },
+        asio::detached);
+  });
+  const Answer resp = std::move((co_await fan.run()).front());
+  std::vector<std::int16_t> out(n, code(ErrorCode::kNetworkException));
+  if (!resp) {
+    spdlog::warn("transaction verification at broker {} failed: {}", coordinator, resp.error());
+    co_return out;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = resp->error_code != 0 ? resp->error_code : code(ErrorCode::kUnknownServerError);
+    for (const auto& r : resp->results_by_transaction) {
+      if (r.transactional_id != transactional_id) continue;
+      for (const auto& tr : r.topic_results) {
+        if (tr.name != partitions[i].topic) continue;
+        for (const auto& pr : tr.results_by_partition) {
+          if (pr.partition_index == partitions[i].partition) out[i] = pr.partition_error_code;
+        }
+      }
+    }
+  }
+  co_return out;
 }
 
 asio::awaitable<std::vector<std::int16_t>> TxnService::verify(std::string transactional_id, std::int64_t producer_id,

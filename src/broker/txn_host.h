@@ -80,8 +80,8 @@ class TxnHost {
   txn::RequestHandle hold(std::shared_ptr<TxnWaiter> waiter);
   // Carries out effects: answers, appends (then on_appended), markers (then on_markers_written).
   void apply(txn::Effects effects);
-  // Answers every held request with COORDINATOR_NOT_AVAILABLE.
-  void fail_held();
+  // Answers every held request with `error`.
+  void fail_held(txn::Error error = txn::Error::kCoordinatorNotAvailable);
   // Forgets a handle without answering it (an event that answered nothing).
   void release(txn::RequestHandle handle) { waiters_.erase(handle); }
 
@@ -166,6 +166,16 @@ class TxnService {
   boost::asio::awaitable<txn::Answer> end_txn(std::string transactional_id, std::int64_t producer_id,
                                               std::int16_t producer_epoch, bool commit,
                                               std::int16_t client_transaction_version = 0);
+  // A broker of a cluster whose transaction coordinator for the id is elsewhere: that broker
+  // (-1 if no leader is known); nullopt when the coordinator is here (or on a single node).
+  [[nodiscard]] std::optional<std::int32_t> remote_coordinator(std::string_view transactional_id) const;
+  // KIP-890 at a remote coordinator: AddPartitionsToTxn v4 (verify only) or v5 (`add`) to it,
+  // one error code per partition (NETWORK_EXCEPTION when no answer came).
+  boost::asio::awaitable<std::vector<std::int16_t>> verify_remote(std::int32_t coordinator,
+                                                                  std::string transactional_id,
+                                                                  std::int64_t producer_id,
+                                                                  std::int16_t producer_epoch,
+                                                                  std::vector<PartitionRef> partitions, bool add);
   // KIP-890 verification (AddPartitionsToTxn verify_only): one error code per partition.
   boost::asio::awaitable<std::vector<std::int16_t>> verify(std::string transactional_id, std::int64_t producer_id,
                                                            std::int16_t producer_epoch,

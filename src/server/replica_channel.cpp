@@ -16,12 +16,25 @@ constexpr std::int16_t kMinReplicaFetchVersion = 12;
 constexpr std::int16_t kMaxReplicaFetchVersion = 17;
 constexpr std::int16_t kMaxListOffsetsVersion = 9;
 
-class ClientReplicaChannel final : public broker::ReplicaChannel {
+class ClientReplicaChannel final : public broker::ReplicaChannel, public broker::PeerChannel {
  public:
-  ClientReplicaChannel(asio::any_io_executor executor, std::int32_t self, std::int32_t node_id, std::string host,
+  ClientReplicaChannel(asio::any_io_executor executor, std::string client_id, std::int32_t node_id, std::string host,
                        std::int32_t port)
-      : executor_(std::move(executor)), self_(self), node_id_(node_id), host_(std::move(host)), port_(port) {}
+      : executor_(std::move(executor)),
+        client_id_(std::move(client_id)),
+        node_id_(node_id),
+        host_(std::move(host)),
+        port_(port) {}
   ~ClientReplicaChannel() override { close(); }
+
+  asio::awaitable<std::expected<protocol::WriteTxnMarkersResponse, std::string>> write_txn_markers(
+      const protocol::WriteTxnMarkersRequest& request, std::int64_t timeout_ms) override {
+    co_return co_await send(request, 1, 2, timeout_ms);
+  }
+  asio::awaitable<std::expected<protocol::AddPartitionsToTxnResponse, std::string>> add_partitions_to_txn(
+      const protocol::AddPartitionsToTxnRequest& request, std::int16_t version, std::int64_t timeout_ms) override {
+    co_return co_await send(request, version, version, timeout_ms);
+  }
 
   asio::awaitable<std::expected<protocol::FetchResponse, std::string>> fetch(const protocol::FetchRequest& request,
                                                                              std::int64_t timeout_ms) override {
@@ -32,7 +45,7 @@ class ClientReplicaChannel final : public broker::ReplicaChannel {
     co_return co_await send(request, 1, kMaxListOffsetsVersion, timeout_ms);
   }
   void close() override {
-    if (conn_) conn_->close("replica fetcher closed the connection");
+    if (conn_) conn_->close("closed by its owner");
     conn_.reset();
   }
 
@@ -45,7 +58,7 @@ class ClientReplicaChannel final : public broker::ReplicaChannel {
     const client::Deadline deadline = client::deadline_after_ms(timeout_ms);
     if (!conn_ || conn_->state() == client::Connection::State::kClosed) {
       client::ConnectionOptions options;
-      options.client_id = fmt::format("weir-replica-{}", self_);
+      options.client_id = client_id_;
       options.connect_timeout_ms = std::min<std::int64_t>(timeout_ms, 10'000);
       conn_ = std::make_shared<client::Connection>(
           executor_, node_id_, client::Endpoint{host_, static_cast<std::uint16_t>(port_)}, options);
@@ -65,7 +78,7 @@ class ClientReplicaChannel final : public broker::ReplicaChannel {
   }
 
   asio::any_io_executor executor_;
-  std::int32_t self_;
+  std::string client_id_;
   std::int32_t node_id_;
   std::string host_;
   std::int32_t port_;
@@ -77,7 +90,16 @@ class ClientReplicaChannel final : public broker::ReplicaChannel {
 broker::ReplicaChannelFactory make_replica_channels(std::int32_t self) {
   return [self](asio::any_io_executor executor, std::int32_t node_id, const std::string& host,
                 std::int32_t port) -> std::unique_ptr<broker::ReplicaChannel> {
-    return std::make_unique<ClientReplicaChannel>(std::move(executor), self, node_id, host, port);
+    return std::make_unique<ClientReplicaChannel>(std::move(executor), fmt::format("weir-replica-{}", self), node_id,
+                                                  host, port);
+  };
+}
+
+broker::PeerChannelFactory make_peer_channels(std::int32_t self) {
+  return [self](asio::any_io_executor executor, std::int32_t node_id, const std::string& host,
+                std::int32_t port) -> std::unique_ptr<broker::PeerChannel> {
+    return std::make_unique<ClientReplicaChannel>(std::move(executor), fmt::format("weir-broker-{}", self), node_id,
+                                                  host, port);
   };
 }
 

@@ -84,6 +84,7 @@ std::string Server::start() {
   if (config_.broker_only) {
     broker_->set_quorum_link(make_quorum_link(config_, broker_->node(), broker_->shards().controller()));
     broker_->set_replica_channels(make_replica_channels(config_.node_id));
+    broker_->set_peer_channels(make_peer_channels(config_.node_id));
   }
   // A broker that failed to open its dir is not stopped: stop() would close the logs cleanly
   // (checkpoints, clean-shutdown marker) over a half-recovered dir.

@@ -25,6 +25,7 @@ from confluent_kafka import (Consumer, ConsumerGroupTopicPartitions, KafkaError,
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster import wait_for
+from harness.kafka_hash import partition_for
 
 pytestmark = [pytest.mark.kafka]
 
@@ -55,14 +56,8 @@ def kinds(request):
 
 
 def offsets_partition(group: str) -> int:
-    """Kafka's partitionFor(groupId): Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions,
-    String.hashCode over UTF-16 code units, Utils.abs(Integer.MIN_VALUE) = 0."""
-    units = group.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    h = h - (1 << 32) if h & 0x80000000 else h
-    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+    """Kafka's partitionFor(groupId) over offsets.topic.num.partitions."""
+    return partition_for(group, OFFSETS_PARTITIONS)
 
 
 def produce_numbered(bootstrap: str, topic: str, n: int) -> dict[str, tuple[int, int]]:

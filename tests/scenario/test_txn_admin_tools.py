@@ -33,6 +33,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import parse_table, run_tool
 from harness.kreq import Kreq
 from harness.records import crc32c, varint
+from harness.kafka_hash import partition_for
 
 TOOL_ENV = {"KAFKA_JVM_PERFORMANCE_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"}
 TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions, Kafka's default and weir's
@@ -51,14 +52,8 @@ def names() -> tuple[str, str]:
 
 
 def txn_state_partition(transactional_id: str) -> int:
-    """Kafka's TransactionStateManager.partitionFor: Utils.abs(id.hashCode()) % partitions, with
-    String.hashCode over UTF-16 code units and Utils.abs(Integer.MIN_VALUE) = 0."""
-    units = transactional_id.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    h = h - (1 << 32) if h & 0x80000000 else h
-    return (0 if h == -(1 << 31) else abs(h)) % TXN_STATE_PARTITIONS
+    """Kafka's TransactionStateManager.partitionFor."""
+    return partition_for(transactional_id, TXN_STATE_PARTITIONS)
 
 
 def transactions_tool(broker, *args, timeout: float = 90):

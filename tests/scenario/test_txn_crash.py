@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import json
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from harness import parse_table, procs, run_tool
 from harness.kreq import Kreq
+from harness.kafka_hash import partition_for
 from test_txn_partitions import batch, batches_of
 
 TOOL_ENV = {"KAFKA_JVM_PERFORMANCE_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"}
@@ -88,18 +88,9 @@ def wait_for(what: str, fn, ok, timeout: float = 60.0, interval: float = 0.3):
         time.sleep(interval)
 
 
-def java_string_hash(s: str) -> int:
-    h = 0
-    data = s.encode("utf-16-be")
-    for unit in struct.unpack(f">{len(data) // 2}H", data):  # Java chars are UTF-16 code units
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def offsets_partition(group: str) -> int:
-    """The __consumer_offsets partition of a group (Kafka's Utils.abs(hashCode) % partitions)."""
-    h = java_string_hash(group)
-    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+    """The __consumer_offsets partition of a group."""
+    return partition_for(group, OFFSETS_PARTITIONS)
 
 
 def describe_txn(broker, txn_id: str) -> dict[str, str]:

@@ -1,0 +1,169 @@
+"""Transactions across the brokers of a 3-broker cluster under one Kafka 4.3.1 controller (issues 14
+and 15): the transaction coordinator (the leader of the transactional id's `__transaction_state`
+partition) writes its markers to partition leaders on other brokers (WriteTxnMarkers), and those
+leaders verify a producer's first transactional batch with the coordinator (KIP-890,
+AddPartitionsToTxn v4 sent broker to broker); the group coordinator verifies TxnOffsetCommit the
+same way.
+
+Parametrized by broker kinds: "kafka" (three Kafka brokers, the oracle; `slow`), "weir" (three weir
+brokers; in `make test`) and "mixed" (one Kafka and two weir brokers: Kafka coordinators and
+leaders talking to weir ones and back; in `make test`).
+
+  - test_transactions_span_brokers: a topic of 3 partitions with RF=3 (leaders on different
+    brokers), internal topics with RF=3. For each broker leading a `__transaction_state`
+    partition, a transactional id it coordinates: a confluent-kafka transactional producer runs
+    9 transactions of one record per partition plus its group's offsets, committing the even ones
+    and aborting the odd ones. Afterwards every partition's last stable offset equals its high
+    watermark (no marker missing anywhere), a read_committed reader sees exactly the committed
+    records in order, a read_uncommitted one all of them, each group's committed offsets are its
+    last committed transaction's, and `kafka-transactions describe` shows CompleteCommit at the
+    expected coordinator.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from confluent_kafka import IsolationLevel
+
+from harness import run_tool
+from harness.cluster import wait_for
+from harness.kafka_hash import partition_for
+
+pytestmark = [pytest.mark.kafka]
+
+PARTITIONS = 3
+TRANSACTIONS = 9
+TXN_TOPIC = "__transaction_state"
+TXN_PARTITIONS = 3
+BROKER_OVERRIDES = {
+    "auto.create.topics.enable": False,
+    "offsets.topic.replication.factor": 3,
+    "offsets.topic.num.partitions": 3,
+    "transaction.state.log.replication.factor": 3,
+    "transaction.state.log.min.isr": 2,
+    "transaction.state.log.num.partitions": 3,
+}
+
+
+@pytest.fixture(params=[
+    pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
+    pytest.param(("weir", "weir", "weir"), id="weir"),
+    pytest.param(("kafka", "weir", "weir"), id="mixed"),
+])
+def kinds(request):
+    return list(request.param)
+
+
+def run_transactions(bootstrap: str, topic: str, txn_id: str, group: str, committed: dict, every: dict) -> None:
+    """TRANSACTIONS transactions of one record per partition and the group's offsets; even ones
+    commit, odd ones abort. Values are recorded in `committed` / `every` by partition."""
+    meta_consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id, "transaction.timeout.ms": 60000})
+    try:
+        p.init_transactions(120)
+        for t in range(TRANSACTIONS):
+            p.begin_transaction()
+            for q in range(PARTITIONS):
+                v = f"{txn_id}-t{t}-p{q}"
+                p.produce(topic, value=v.encode(), partition=q)
+                every[q].append(v)
+            offsets = [TopicPartition(topic, q, 100 + t) for q in range(PARTITIONS)]
+            # generation -1 (the consumer never joins): a simple transactional offset commit
+            p.send_offsets_to_transaction(offsets, meta_consumer.consumer_group_metadata(), 60)
+            if t % 2 == 0:
+                p.commit_transaction(60)
+                for q in range(PARTITIONS):
+                    committed[q].append(f"{txn_id}-t{t}-p{q}")
+            else:
+                p.abort_transaction(60)
+    finally:
+        meta_consumer.close()
+        p.flush(10)
+
+
+def read_values(bootstrap: str, topic: str, isolation: str, ends: dict[int, int]) -> dict[int, list[str]]:
+    """Every record of every partition up to `ends` (high watermarks), by partition."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{isolation}", "enable.auto.commit": False,
+                  "isolation.level": isolation, "enable.partition.eof": True})
+    got: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+        done: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(done) < PARTITIONS:
+            assert time.monotonic() < deadline, f"{isolation}: read {got}, done {done}"
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == -191:  # end of partition
+                    if c.position([TopicPartition(topic, m.partition())])[0].offset >= ends[m.partition()]:
+                        done.add(m.partition())
+                    continue
+                raise AssertionError(m.error())
+            got[m.partition()].append(m.value().decode())
+    finally:
+        c.close()
+    return got
+
+
+@pytest.mark.timeout(300)
+def test_transactions_span_brokers(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic_name, PARTITIONS, 3)], request_timeout=60)[topic_name].result(90)
+    cluster.wait_topic(topic_name, partitions=PARTITIONS, replicas=3)
+    leaders = {p: cluster.leader_of(topic_name, p) for p in range(PARTITIONS)}
+    assert len(set(leaders.values())) >= 2, f"the partitions' leaders should be spread: {leaders}"
+
+    committed_values: dict[int, list[str]] = {q: [] for q in range(PARTITIONS)}
+    all_values: dict[int, list[str]] = {q: [] for q in range(PARTITIONS)}
+    # The first transactional id creates __transaction_state; then one id per coordinator broker.
+    first = f"tx-{topic_name}-0"
+    run_transactions(cluster.bootstrap, topic_name, first, f"g-{first}", committed_values, all_values)
+    cluster.wait_topic(TXN_TOPIC, partitions=TXN_PARTITIONS, replicas=3)
+    coordinators = {q: cluster.leader_of(TXN_TOPIC, q) for q in range(TXN_PARTITIONS)}
+    ids = {coordinators[partition_for(first, TXN_PARTITIONS)]: first}
+    i = 1
+    while set(ids) != set(coordinators.values()):
+        candidate = f"tx-{topic_name}-{i}"
+        ids.setdefault(coordinators[partition_for(candidate, TXN_PARTITIONS)], candidate)
+        i += 1
+    for coordinator, txn_id in sorted(ids.items()):
+        if txn_id != first:
+            run_transactions(cluster.bootstrap, topic_name, txn_id, f"g-{txn_id}", committed_values, all_values)
+
+    # Every marker arrived: the last stable offsets catch up with the high watermarks.
+    tps = [TopicPartition(topic_name, q) for q in range(PARTITIONS)]
+
+    def offsets(isolation):
+        specs = {tp: OffsetSpec.latest() for tp in tps}
+        res = admin.list_offsets(specs, isolation_level=isolation, request_timeout=30)
+        return {tp.partition: f.result().offset for tp, f in res.items()}
+
+    def stable():
+        hw, lso = offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)
+        return hw if hw == lso else None
+    hw = wait_for("LSO == HW on every partition", stable, 60,
+                  describe=lambda: (offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)))
+    # Per partition and transactional id: TRANSACTIONS records and TRANSACTIONS markers.
+    assert hw == {q: 2 * TRANSACTIONS * len(ids) for q in range(PARTITIONS)}, hw
+
+    assert read_values(cluster.bootstrap, topic_name, "read_committed", hw) == committed_values
+    assert read_values(cluster.bootstrap, topic_name, "read_uncommitted", hw) == all_values
+
+    last_committed = max(t for t in range(TRANSACTIONS) if t % 2 == 0)
+    for coordinator, txn_id in ids.items():
+        c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"g-{txn_id}"})
+        try:
+            got = c.committed(tps, timeout=30)
+        finally:
+            c.close()
+        assert {tp.partition: tp.offset for tp in got} == {q: 100 + last_committed for q in range(PARTITIONS)}
+        out = run_tool("kafka-transactions", "describe", "--transactional-id", txn_id, bootstrap=cluster.bootstrap,
+                       check=True)
+        row = dict(zip(out.lines[0].split(), out.lines[1].split()))
+        assert (row["CoordinatorId"], row["TransactionState"]) == (str(coordinator), "CompleteCommit"), out.stdout
