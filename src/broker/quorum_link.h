@@ -36,20 +36,21 @@
 namespace weir::broker {
 
 // The feature ranges a weir broker serves, as it registers them with the controller quorum and
-// reports them in ApiVersions: metadata.version 7 (3.7-IV0) to 30 (4.3-IV0), kraft.version 0-1.
-// Features not listed (transaction.version, group.version, share.version, streams.version,
-// eligible.leader.replicas.version) are served at level 0 only: a quorum that finalized a higher
-// level refuses the registration.
+// reports them in ApiVersions: metadata.version 7 (3.7-IV0) to 30 (4.3-IV0), kraft.version 0-1,
+// transaction.version 0-2 (KIP-890 part 2). Features not listed (group.version, share.version,
+// streams.version, eligible.leader.replicas.version) are served at level 0 only: a quorum that
+// finalized a higher level refuses the registration.
 struct SupportedFeature {
   const char* name;
   std::int16_t min_version;
   std::int16_t max_version;
 };
-inline constexpr SupportedFeature kSupportedFeatures[] = {{"metadata.version", 7, 30}, {"kraft.version", 0, 1}};
-// A single weir node serves transaction protocol v2 (KIP-890 part 2) and finalizes it; a broker
-// of a cluster registers transaction.version 0 only until its transactions work across brokers.
 inline constexpr std::string_view kTransactionVersionFeature = "transaction.version";
 inline constexpr std::int16_t kMaxTransactionVersion = 2;
+inline constexpr SupportedFeature kSupportedFeatures[] = {
+    {"metadata.version", 7, 30}, {"kraft.version", 0, 1}, {"transaction.version", 0, kMaxTransactionVersion}};
+// A single weir node finalizes transaction.version 2, as a Kafka 4.3.1 node formatted with its
+// defaults does.
 
 // Committed metadata records, in log order. snapshot: the image is replaced by these records
 // (a KRaft snapshot) rather than extended.

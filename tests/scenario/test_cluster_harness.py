@@ -32,13 +32,14 @@ def test_one_controller_one_kafka_broker(cluster_factory):
     md = cluster.metadata()
     assert [(b.node_id, b.host, b.port) for b in md.brokers] == [(1, "127.0.0.1", cluster.broker(1).port)]
     assert md.controller_id >= 0  # Kafka reports a broker id here (KRaft hides the controllers)
-    # Formatted with the features weir serves today: only metadata.version is finalized.
+    # Formatted with the features weir serves today: metadata.version and transaction.version.
     with wire.Connection("127.0.0.1", cluster.broker(1).port) as conn:
         av = conn.api_versions(3)
     assert av.error_code == 0
     finalized = {k: v for k, v in av.finalized_features.items() if v[1] > 0}
-    assert set(finalized) == {"metadata.version"}, av.finalized_features
+    assert set(finalized) == {"metadata.version", "transaction.version"}, av.finalized_features
     assert finalized["metadata.version"][1] == 30  # 4.3-IV0
+    assert finalized["transaction.version"][1] == 2
 
 
 def _echo_server():

@@ -17,7 +17,14 @@ leaders talking to weir ones and back; in `make test`).
     watermark (no marker missing anywhere), a read_committed reader sees exactly the committed
     records in order, a read_uncommitted one all of them, each group's committed offsets are its
     last committed transaction's, and `kafka-transactions describe` shows CompleteCommit at the
-    expected coordinator.
+    expected coordinator. confluent-kafka runs transaction protocol v1 (the quorum finalizes
+    transaction.version 2, so fences and timeouts end at v2, as on Kafka).
+  - test_java_producer_v2_spans_brokers: three Kafka TransactionalMessageCopiers (the Java
+    producer, on transaction protocol v2: no AddPartitionsToTxn, the partition leaders add the
+    partitions at the coordinator with AddPartitionsToTxn v5, EndTxn v5 bumps the epoch), one per
+    partition of a 3-partition RF=3 topic, copy 100 records each in transactions of 10: each id
+    ends at epoch 10 in CompleteCommit, every output partition's LSO equals its HW, and
+    read_committed reads exactly the input.
 """
 from __future__ import annotations
 
@@ -28,7 +35,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from confluent_kafka import IsolationLevel
 
-from harness import run_tool
+from harness import procs, run_tool
+from harness.paths import kafka_classpath_file
 from harness.cluster import wait_for
 from harness.kafka_hash import partition_for
 
@@ -91,7 +99,7 @@ def read_values(bootstrap: str, topic: str, isolation: str, ends: dict[int, int]
     got: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
     try:
         c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-        done: set[int] = set()
+        done: set[int] = {p for p in range(PARTITIONS) if ends[p] == 0}
         deadline = time.monotonic() + 60
         while len(done) < PARTITIONS:
             assert time.monotonic() < deadline, f"{isolation}: read {got}, done {done}"
@@ -167,3 +175,75 @@ def test_transactions_span_brokers(cluster_factory, kinds, topic_name):
                        check=True)
         row = dict(zip(out.lines[0].split(), out.lines[1].split()))
         assert (row["CoordinatorId"], row["TransactionState"]) == (str(coordinator), "CompleteCommit"), out.stdout
+
+
+@pytest.mark.timeout(300)
+def test_java_producer_v2_spans_brokers(cluster_factory, kinds, topic_name, tmp_path):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    in_topic, out_topic = f"{topic_name}-in", f"{topic_name}-out"
+    for name in (in_topic, out_topic):
+        admin.create_topics([NewTopic(name, PARTITIONS, 3)], request_timeout=60)[name].result(90)
+        cluster.wait_topic(name, partitions=PARTITIONS, replicas=3)
+    p = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True})
+    for i in range(100 * PARTITIONS):
+        p.produce(in_topic, value=f"v{i}".encode(), partition=i % PARTITIONS)
+    assert p.flush(60) == 0
+    # __transaction_state exists once a transactional producer looked its coordinator up.
+    Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": f"first-{topic_name}"}).init_transactions(120)
+    cluster.wait_topic(TXN_TOPIC, partitions=TXN_PARTITIONS, replicas=3)
+    coordinators = {q: cluster.leader_of(TXN_TOPIC, q) for q in range(TXN_PARTITIONS)}
+
+    def txn_id_for(q: int) -> str:
+        """An id for copier q whose coordinator does not lead output partition q."""
+        leader = cluster.leader_of(out_topic, q)
+        i = 0
+        while coordinators[partition_for(f"copier-{topic_name}-{q}-{i}", TXN_PARTITIONS)] == leader:
+            i += 1
+        return f"copier-{topic_name}-{q}-{i}"
+    ids = [txn_id_for(q) for q in range(PARTITIONS)]
+    # One copier per input partition (each writes the same partition of the output topic), each
+    # with a transactional id coordinated by another broker than that partition's leader.
+    copiers = []
+    for q in range(PARTITIONS):
+        log = open(tmp_path / f"copier-{q}.log", "w")
+        copiers.append((log, procs.spawn(
+            ["java", "-Xmx256m", "-cp", kafka_classpath_file().read_text().strip(),
+             "org.apache.kafka.tools.TransactionalMessageCopier", "--broker-list", cluster.bootstrap,
+             "--input-topic", in_topic, "--input-partition", str(q), "--output-topic", out_topic,
+             "--consumer-group", f"g-{topic_name}-{q}", "--transactional-id", ids[q],
+             "--transaction-size", "10", "--transaction-timeout", "30000", "--use-group-metadata",
+             "--max-messages", "100"],
+            stdout=log, stderr=log)))
+    try:
+        for q, (log, proc) in enumerate(copiers):
+            rc = proc.wait(timeout=180)
+            assert rc == 0, (tmp_path / f"copier-{q}.log").read_text()[-3000:]
+    finally:
+        for log, proc in copiers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            procs.forget(proc)
+            log.close()
+    for q in range(PARTITIONS):
+        out = run_tool("kafka-transactions", "describe", "--transactional-id", ids[q], bootstrap=cluster.bootstrap,
+                       check=True)
+        row = dict(zip(out.lines[0].split(), out.lines[1].split()))
+        # transaction protocol v2: one epoch bump per committed transaction
+        assert (row["TransactionState"], row["ProducerEpoch"]) == ("CompleteCommit", "10"), out.stdout
+        assert row["CoordinatorId"] != str(cluster.leader_of(out_topic, q)), out.stdout
+
+    tps = [TopicPartition(out_topic, q) for q in range(PARTITIONS)]
+
+    def offsets(isolation):
+        res = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, isolation_level=isolation,
+                                 request_timeout=30)
+        return {tp.partition: f.result().offset for tp, f in res.items()}
+
+    def stable():
+        hw, lso = offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)
+        return hw if hw == lso else None
+    hw = wait_for("LSO == HW on every output partition", stable, 60)
+    got = read_values(cluster.bootstrap, out_topic, "read_committed", hw)
+    assert got == {q: [f"v{i}" for i in range(q, 100 * PARTITIONS, PARTITIONS)] for q in range(PARTITIONS)}

@@ -39,9 +39,9 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
     co_return resp;
   }
   if (ctx.version() >= 3) {
-    // On one node: transaction.version 0-2, finalized at 2 (Java producers then use transaction
-    // protocol v2). Under a controller quorum: the quorum's finalized levels, and the ranges
-    // this broker registered.
+    // The ranges this broker serves (and registers with a controller quorum); finalized: on one
+    // node transaction.version 2 (Java producers then use transaction protocol v2), under a
+    // quorum the quorum's levels.
     auto catalog = ctx.broker.catalog();
     resp.finalized_features_epoch = catalog->features_epoch;
     if (catalog->features_epoch >= 0) {
@@ -55,7 +55,6 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
         sf.max_version = max;
       };
       for (const auto& f : kSupportedFeatures) supported(f.name, f.min_version, f.max_version);
-      if (!ctx.broker.config().broker_only) supported(kTransactionVersionFeature, 0, kMaxTransactionVersion);
       for (const auto& [name, level] : catalog->finalized_features) {
         auto& ff = resp.finalized_features.emplace_back();
         ff.name = name;

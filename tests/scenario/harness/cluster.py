@@ -20,8 +20,8 @@ Formatting (facts from Kafka 4.3.1's `kafka-storage format`, checked on this mac
     group.version=1, share.version=1, streams.version=1, transaction.version=2;
   - `--feature transaction.version=0 --feature group.version=0 --feature share.version=0
     --feature streams.version=0 --feature eligible.leader.replicas.version=0` is accepted
-    together (DEFAULT_FEATURES below, the levels weir serves today); the bootstrap metadata is
-    then just metadata.version=30: a feature at level 0 gets no FeatureLevelRecord;
+    together; a feature at level 0 gets no FeatureLevelRecord. DEFAULT_FEATURES below are the
+    levels weir serves today: those four at 0, transaction.version at its default 2;
   - at metadata.version 4.3-IV0 none of these five depends on another: each of share.version=1,
     streams.version=1, transaction.version=1 or 2, eligible.leader.replicas.version=1 is accepted
     with the other four at 0 (their dependencies are on metadata.version only);
@@ -58,7 +58,7 @@ from .weir import WeirBroker, _value
 HOST = "127.0.0.1"
 CONTROLLER_ID_BASE = 3000
 DEFAULT_FEATURES: dict[str, int] = {
-    "transaction.version": 0,
+    "transaction.version": 2,
     "group.version": 0,
     "share.version": 0,
     "streams.version": 0,
