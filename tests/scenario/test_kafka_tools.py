@@ -36,7 +36,7 @@ def test_wrappers_without_version_flag_run_their_tool():
     res = run_tool("kafka-run-class", "org.apache.kafka.tools.TopicCommand", "--version").check()
     assert res.stdout.strip() == "4.3.1"
     assert sorted(p.name for p in KAFKA_BIN.iterdir()) == sorted(
-        VERSION_FLAG_TOOLS + ["kafka-producer-perf-test", "kafka-storage", "kafka-run-class"])
+        VERSION_FLAG_TOOLS + ["kafka-producer-perf-test", "kafka-storage", "kafka-run-class", "kafka-features"])
 
 
 def _wait_for(predicate, timeout=30.0, interval=0.5):
