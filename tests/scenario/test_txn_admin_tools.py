@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import struct
 import time
 from pathlib import Path
 
@@ -32,8 +31,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import parse_table, run_tool
 from harness.kreq import Kreq
-from harness.records import crc32c, varint
 from harness.kafka_hash import partition_for
+from test_txn_partitions import batch
 
 TOOL_ENV = {"KAFKA_JVM_PERFORMANCE_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"}
 TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions, Kafka's default and weir's
@@ -314,23 +313,6 @@ def unverified_broker(request):
     return request.getfixturevalue("kafka_factory")(overrides=NO_VERIFICATION)
 
 
-def _record(offset_delta: int, value: bytes) -> bytes:
-    body = (b"\x00" + varint(0) + varint(offset_delta) + varint(-1)  # attributes, ts delta, delta, null key
-            + varint(len(value)) + value + varint(0))  # value, no headers
-    return varint(len(body)) + body
-
-
-def record_batch(values: list[bytes], timestamp: int, producer_id: int = -1, epoch: int = -1,
-                 base_sequence: int = -1, transactional: bool = False) -> bytes:
-    """A RecordBatch v2 as a producer sends it (base offset 0, uncompressed, CreateTime timestamp)."""
-    attributes = 0x10 if transactional else 0
-    records = b"".join(_record(i, v) for i, v in enumerate(values))
-    after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, timestamp, timestamp, producer_id, epoch,
-                            base_sequence, len(values)) + records
-    after_length = struct.pack(">ibI", -1, 2, crc32c(after_crc)) + after_crc
-    return struct.pack(">qi", 0, len(after_length)) + after_length
-
-
 def _retrying(call, what: str, timeout: float = 60.0):
     deadline = time.monotonic() + timeout
     while True:
@@ -369,9 +351,9 @@ def start_hanging_transaction(broker, topic: str, txn_id: str, timestamp: int) -
                                       "Topics": [{"Topic": topic, "Partitions": partitions}]})
             part = r["Topics"][0]["Partitions"][0]
             return part["ErrorCode"], part["BaseOffset"]
-        assert _retrying(lambda: produce(record_batch([b"hanging"], timestamp, pid, 0, 0, True), txn_id),
+        assert _retrying(lambda: produce(batch([b"hanging"], pid, 0, 0, True, timestamp=timestamp), txn_id),
                          "Produce") == (0, 0)
-        assert _retrying(lambda: produce(record_batch([b"plain"], timestamp), None), "Produce") == (0, 1)
+        assert _retrying(lambda: produce(batch([b"plain"], timestamp=timestamp), None), "Produce") == (0, 1)
     return pid
 
 

@@ -45,9 +45,10 @@ def _record(offset_delta: int, value: bytes) -> bytes:
 
 
 def batch(values: list[bytes], producer_id: int = -1, epoch: int = -1, base_sequence: int = -1,
-          transactional: bool = False) -> bytes:
-    """A RecordBatch v2 as a producer sends it (base offset 0, uncompressed, CreateTime)."""
-    now = int(time.time() * 1000)
+          transactional: bool = False, timestamp: int | None = None) -> bytes:
+    """A RecordBatch v2 as a producer sends it (base offset 0, uncompressed, CreateTime `timestamp`,
+    now by default)."""
+    now = int(time.time() * 1000) if timestamp is None else timestamp
     attributes = 0x10 if transactional else 0
     records = b"".join(_record(i, v) for i, v in enumerate(values))
     after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, now, now, producer_id, epoch,
