@@ -24,14 +24,20 @@
 #include "protocol/gen/alter_partition_response.h"
 #include "protocol/gen/alter_configs_request.h"
 #include "protocol/gen/alter_configs_response.h"
+#include "protocol/gen/alter_partition_reassignments_request.h"
+#include "protocol/gen/alter_partition_reassignments_response.h"
 #include "protocol/gen/create_partitions_request.h"
 #include "protocol/gen/create_partitions_response.h"
 #include "protocol/gen/create_topics_request.h"
 #include "protocol/gen/create_topics_response.h"
 #include "protocol/gen/delete_topics_request.h"
 #include "protocol/gen/delete_topics_response.h"
+#include "protocol/gen/elect_leaders_request.h"
+#include "protocol/gen/elect_leaders_response.h"
 #include "protocol/gen/incremental_alter_configs_request.h"
 #include "protocol/gen/incremental_alter_configs_response.h"
+#include "protocol/gen/list_partition_reassignments_request.h"
+#include "protocol/gen/list_partition_reassignments_response.h"
 
 namespace weir::broker {
 
@@ -102,6 +108,12 @@ class QuorumLink {
       const protocol::AlterConfigsRequest& request, std::int16_t version) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::IncrementalAlterConfigsResponse>> incremental_alter_configs(
       const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::ElectLeadersResponse>> elect_leaders(
+      const protocol::ElectLeadersRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::AlterPartitionReassignmentsResponse>>
+  alter_partition_reassignments(const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::ListPartitionReassignmentsResponse>>
+  list_partition_reassignments(const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
       const protocol::AllocateProducerIdsRequest& request) = 0;
   // A partition leader's ISR change (AlterPartition v2+, Kafka 4.3's range 2-3).

@@ -598,6 +598,151 @@ ControllerResult<protocol::CreatePartitionsResponse> Controller::create_partitio
   return out;
 }
 
+ControllerResult<protocol::ElectLeadersResponse> Controller::elect_leaders(const protocol::ElectLeadersRequest& request,
+                                                                          std::int16_t version) const {
+  using Response = protocol::ElectLeadersResponse;
+  ControllerResult<Response> out;
+  constexpr std::int8_t kPreferred = 0;
+  constexpr std::int8_t kUnclean = 1;
+  const std::int8_t type = request.election_type;
+  const bool known_type = type == kPreferred || type == kUnclean;
+  auto active = [this](std::int32_t id) {
+    const BrokerRegistration* b = image_.broker(id);
+    return b != nullptr && !b->fenced && !b->in_controlled_shutdown;
+  };
+  auto elect = [&](const std::string& topic_name, std::int32_t partition) -> ApiError {
+    if (!known_type) return error(Errc::invalid_request, fmt::format("Unknown election type {}", type));
+    const TopicImage* t = image_.topic(topic_name);
+    if (t == nullptr) return error(Errc::unknown_topic_or_partition, "No such topic as " + topic_name);
+    if (partition < 0 || static_cast<std::size_t>(partition) >= t->partitions.size()) {
+      return error(Errc::unknown_topic_or_partition, fmt::format("No such partition as {}-{}", topic_name, partition));
+    }
+    const PartitionImage& p = t->partitions[static_cast<std::size_t>(partition)];
+    const std::int32_t preferred = p.replicas.empty() ? kNoLeader : p.replicas.front();
+    if (type == kPreferred ? p.leader == preferred : p.leader != kNoLeader) {
+      return ApiError{Errc::election_not_needed, std::nullopt};
+    }
+    PartitionChangeRecord change;
+    change.topic_id = t->id;
+    change.partition_id = partition;
+    auto in_isr = [&p](std::int32_t id) { return std::ranges::find(p.isr, id) != p.isr.end(); };
+    if (type == kPreferred) {
+      if (preferred == kNoLeader || !in_isr(preferred) || !active(preferred)) {
+        return ApiError{Errc::preferred_leader_not_available, std::nullopt};
+      }
+      change.leader = preferred;
+    } else {
+      auto clean = std::ranges::find_if(p.replicas, [&](std::int32_t id) { return in_isr(id) && active(id); });
+      if (clean != p.replicas.end()) {
+        change.leader = *clean;
+      } else {
+        auto any = std::ranges::find_if(p.replicas, active);
+        if (any == p.replicas.end()) return ApiError{Errc::eligible_leaders_not_available, std::nullopt};
+        change.leader = *any;
+        change.isr = std::vector<std::int32_t>{*any};
+        change.leader_recovery_state = 1;  // RECOVERING: the new leader may lack acknowledged records
+      }
+    }
+    out.records.emplace_back(std::move(change));
+    return ApiError::ok();
+  };
+  auto result = [](std::int32_t partition, const ApiError& e) {
+    Response::PartitionResult r;
+    r.partition_id = partition;
+    r.error_code = e.kafka_code();
+    r.error_message = e.message ? *e.message : std::string(default_message(e.code));
+    if (e.code == Errc::none) r.error_message = std::nullopt;
+    return r;
+  };
+  if (!request.topic_partitions) {
+    for (const auto& [name, id] : image_.topic_ids_by_name()) {
+      auto& topic_result = out.response.replica_election_results.emplace_back();
+      topic_result.topic = name;
+      for (const auto& p : image_.topic(id)->partitions) {
+        const ApiError e = elect(name, p.partition_id);
+        if (e.code != Errc::election_not_needed) topic_result.partition_result.push_back(result(p.partition_id, e));
+      }
+    }
+  } else {
+    for (const auto& t : *request.topic_partitions) {
+      auto& topic_result = out.response.replica_election_results.emplace_back();
+      topic_result.topic = t.topic;
+      for (std::int32_t partition : t.partitions) topic_result.partition_result.push_back(result(partition, elect(t.topic, partition)));
+    }
+  }
+  if (!known_type && version >= 1) out.response.error_code = kafka_code(Errc::invalid_request);
+  return out;
+}
+
+protocol::AlterPartitionReassignmentsResponse Controller::alter_partition_reassignments(
+    const protocol::AlterPartitionReassignmentsRequest& request) const {
+  protocol::AlterPartitionReassignmentsResponse out;
+  out.allow_replication_factor_change = request.allow_replication_factor_change;
+  out.error_message = std::nullopt;
+  for (const auto& t : request.topics) {
+    auto& topic_result = out.responses.emplace_back();
+    topic_result.name = t.name;
+    const TopicImage* topic = image_.topic(t.name);
+    for (const auto& p : t.partitions) {
+      ApiError e = ApiError::ok();
+      if (topic == nullptr) {
+        e = error(Errc::unknown_topic_or_partition, fmt::format("Unable to find a topic named {}.", t.name));
+      } else if (p.partition_index < 0 || static_cast<std::size_t>(p.partition_index) >= topic->partitions.size()) {
+        e = error(Errc::unknown_topic_or_partition, fmt::format("Unable to find partition {}:{}.", t.name, p.partition_index));
+      } else {
+        const PartitionImage& current = topic->partitions[static_cast<std::size_t>(p.partition_index)];
+        const bool in_progress = !current.adding_replicas.empty() || !current.removing_replicas.empty();
+        // Moving replicas, or cancelling a move, is only reachable with brokers this node's
+        // controller never registers.
+        const ApiError needs_quorum = error(Errc::invalid_replica_assignment, "Moving replicas needs a controller quorum.");
+        if (!p.replicas) {
+          e = in_progress ? needs_quorum : ApiError{Errc::no_reassignment_in_progress, std::nullopt};
+        } else if (e = check_manual_assignment(*p.replicas, std::nullopt); e.code == Errc::none &&
+                                                                             *p.replicas != current.replicas) {
+          e = needs_quorum;
+        }
+      }
+      auto& r = topic_result.partitions.emplace_back();
+      r.partition_index = p.partition_index;
+      r.error_code = e.kafka_code();
+      r.error_message = e.message;
+    }
+  }
+  return out;
+}
+
+protocol::ListPartitionReassignmentsResponse Controller::list_partition_reassignments(
+    const protocol::ListPartitionReassignmentsRequest& request) const {
+  protocol::ListPartitionReassignmentsResponse out;
+  out.error_message = std::nullopt;
+  auto list = [&out](const TopicImage& t, const PartitionImage& p) {
+    if (p.adding_replicas.empty() && p.removing_replicas.empty()) return;
+    if (out.topics.empty() || out.topics.back().name != t.name) out.topics.emplace_back().name = t.name;
+    auto& r = out.topics.back().partitions.emplace_back();
+    r.partition_index = p.partition_id;
+    r.replicas = p.replicas;
+    r.adding_replicas = p.adding_replicas;
+    r.removing_replicas = p.removing_replicas;
+  };
+  if (!request.topics) {
+    for (const auto& [name, id] : image_.topic_ids_by_name()) {
+      const TopicImage& t = *image_.topic(id);
+      for (const auto& p : t.partitions) list(t, p);
+    }
+    return out;
+  }
+  for (const auto& named : *request.topics) {
+    const TopicImage* t = image_.topic(named.name);
+    if (t == nullptr) continue;
+    for (std::int32_t index : named.partition_indexes) {
+      if (index >= 0 && static_cast<std::size_t>(index) < t->partitions.size()) {
+        list(*t, t->partitions[static_cast<std::size_t>(index)]);
+      }
+    }
+  }
+  return out;
+}
+
 ApiError Controller::check_config_resource(std::int8_t type, const std::string& name) const {
   if (type == kConfigResourceBroker) {
     return error(Errc::invalid_request, "Dynamic broker configs are not supported.");

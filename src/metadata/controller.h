@@ -36,6 +36,8 @@
 #include "metadata/topic_configs.h"
 #include "protocol/gen/alter_configs_request.h"
 #include "protocol/gen/alter_configs_response.h"
+#include "protocol/gen/alter_partition_reassignments_request.h"
+#include "protocol/gen/alter_partition_reassignments_response.h"
 #include "protocol/gen/create_partitions_request.h"
 #include "protocol/gen/create_partitions_response.h"
 #include "protocol/gen/create_topics_request.h"
@@ -44,8 +46,12 @@
 #include "protocol/gen/delete_topics_response.h"
 #include "protocol/gen/describe_configs_request.h"
 #include "protocol/gen/describe_configs_response.h"
+#include "protocol/gen/elect_leaders_request.h"
+#include "protocol/gen/elect_leaders_response.h"
 #include "protocol/gen/incremental_alter_configs_request.h"
 #include "protocol/gen/incremental_alter_configs_response.h"
+#include "protocol/gen/list_partition_reassignments_request.h"
+#include "protocol/gen/list_partition_reassignments_response.h"
 
 namespace weir::metadata {
 
@@ -168,6 +174,33 @@ class Controller {
   // UNKNOWN_SERVER_ERROR); BROKER resources as in alter_configs.
   [[nodiscard]] ControllerResult<protocol::IncrementalAlterConfigsResponse> incremental_alter_configs(
       const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) const;
+
+  // ElectLeaders (type 0 preferred, 1 unclean), as Kafka's ReplicationControlManager: per
+  // partition UNKNOWN_TOPIC_OR_PARTITION ("No such topic as T", "No such partition as T-P"),
+  // ELECTION_NOT_NEEDED when the preferred replica leads (preferred) or any replica leads
+  // (unclean), else a PartitionChangeRecord: the preferred replica when it is in the ISR and
+  // active (else PREFERRED_LEADER_NOT_AVAILABLE); for unclean an active ISR member, else any
+  // active replica as the only ISR member with the leader recovering (else
+  // ELIGIBLE_LEADERS_NOT_AVAILABLE). Null topics = every partition, answering only those not
+  // "not needed" (every topic listed). An unknown type is INVALID_REQUEST for every partition
+  // and at the top (v1+).
+  // Differs from Kafka: the eligible leader replicas (KIP-966) are not consulted.
+  [[nodiscard]] ControllerResult<protocol::ElectLeadersResponse> elect_leaders(
+      const protocol::ElectLeadersRequest& request, std::int16_t version) const;
+
+  // AlterPartitionReassignments, the validation of Kafka's controller: UNKNOWN_TOPIC_OR_PARTITION
+  // ("Unable to find a topic named T." / "Unable to find partition T:P."), a cancel (null
+  // replicas) of a partition not being reassigned NO_REASSIGNMENT_IN_PROGRESS, a target the
+  // manual-assignment checks refuse INVALID_REPLICA_ASSIGNMENT, a target equal to the current
+  // replicas NONE (nothing to do). Moving replicas needs other brokers: this controller serves a
+  // single node, where every valid target is the current one.
+  [[nodiscard]] protocol::AlterPartitionReassignmentsResponse alter_partition_reassignments(
+      const protocol::AlterPartitionReassignmentsRequest& request) const;
+
+  // ListPartitionReassignments: the partitions with adding or removing replicas (all of them for
+  // null topics, else those named); unknown topics and partitions are left out, as Kafka does.
+  [[nodiscard]] protocol::ListPartitionReassignmentsResponse list_partition_reassignments(
+      const protocol::ListPartitionReassignmentsRequest& request) const;
 
   // DescribeConfigs for one TOPIC resource: INVALID_TOPIC_EXCEPTION for a bad name,
   // UNKNOWN_TOPIC_OR_PARTITION for an unknown topic, else describe_topic_configs().

@@ -26,6 +26,14 @@ std::int16_t kafka_code(Errc e) noexcept {
       return 42;
     case Errc::policy_violation:
       return 44;
+    case Errc::preferred_leader_not_available:
+      return 80;
+    case Errc::eligible_leaders_not_available:
+      return 83;
+    case Errc::election_not_needed:
+      return 84;
+    case Errc::no_reassignment_in_progress:
+      return 85;
     case Errc::unknown_topic_id:
       return 100;
   }
@@ -60,6 +68,14 @@ std::string_view default_message(Errc e) noexcept {
              "details.";
     case Errc::policy_violation:
       return "Request parameters do not satisfy the configured policy.";
+    case Errc::preferred_leader_not_available:
+      return "The preferred leader was not available.";
+    case Errc::eligible_leaders_not_available:
+      return "Eligible topic partition leaders are not available.";
+    case Errc::election_not_needed:
+      return "Leader election not needed for topic partition.";
+    case Errc::no_reassignment_in_progress:
+      return "No partition reassignment is in progress.";
     case Errc::unknown_topic_id:
       return "This server does not host this topic ID.";
   }
@@ -90,6 +106,14 @@ std::string_view to_string(Errc e) noexcept {
       return "invalid_request";
     case Errc::policy_violation:
       return "policy_violation";
+    case Errc::preferred_leader_not_available:
+      return "preferred_leader_not_available";
+    case Errc::eligible_leaders_not_available:
+      return "eligible_leaders_not_available";
+    case Errc::election_not_needed:
+      return "election_not_needed";
+    case Errc::no_reassignment_in_progress:
+      return "no_reassignment_in_progress";
     case Errc::unknown_topic_id:
       return "unknown_topic_id";
   }

@@ -29,6 +29,10 @@ enum class Errc : std::uint8_t {
   invalid_config,              // 40
   invalid_request,             // 42
   policy_violation,            // 44
+  preferred_leader_not_available,  // 80
+  eligible_leaders_not_available,  // 83
+  election_not_needed,             // 84
+  no_reassignment_in_progress,     // 85
   unknown_topic_id,            // 100
 };
 

@@ -143,6 +143,18 @@ class ClusterQuorumLink final : public broker::QuorumLink {
       const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) override {
     co_return co_await forward(request, version);
   }
+  asio::awaitable<broker::Forwarded<protocol::ElectLeadersResponse>> elect_leaders(
+      const protocol::ElectLeadersRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::AlterPartitionReassignmentsResponse>> alter_partition_reassignments(
+      const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
+  asio::awaitable<broker::Forwarded<protocol::ListPartitionReassignmentsResponse>> list_partition_reassignments(
+      const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version) override {
+    co_return co_await forward(request, version);
+  }
   asio::awaitable<broker::Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
       const protocol::AllocateProducerIdsRequest& request) override {
     co_return co_await forward(request, std::nullopt);

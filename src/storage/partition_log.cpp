@@ -680,7 +680,13 @@ Status<Errc> PartitionLog::truncate_fully_and_start_at(std::int64_t offset) {
 Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
   WEIR_ASSERT(!closed_);
   if (offset < 0) return unexpected(Errc::kOffsetOutOfRange);
-  if (offset >= log_end_offset_) return {};
+  if (offset >= log_end_offset_) {
+    // No record goes, but an epoch this log started as leader without appending anything in it
+    // (an entry at the log end) would conflict with the new leader's epochs: it goes, as in
+    // Kafka's truncateTo. Else the follower keeps naming it as its last fetched epoch.
+    if (epochs_.truncate_from_end(log_end_offset_)) (void)epochs_.write_if_dirty();
+    return {};
+  }
   log::get("storage")->info("event=log_truncated {} {} {}", log::kv("dir", dir_.string()), log::kv("offset", offset),
                             log::kv("log_end_offset", log_end_offset_));
   if (offset < segments_.front()->base_offset()) {

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.kafka  # every test here runs Kafka's JVM tools
 VERSION_FLAG_TOOLS = [
     "kafka-broker-api-versions", "kafka-configs", "kafka-console-consumer", "kafka-console-producer",
     "kafka-consumer-groups", "kafka-consumer-perf-test", "kafka-dump-log", "kafka-get-offsets",
-    "kafka-log-dirs", "kafka-topics", "kafka-transactions", "kafka-server-start",
+    "kafka-log-dirs", "kafka-topics", "kafka-transactions", "kafka-server-start", "kafka-leader-election",
+    "kafka-reassign-partitions",
 ]
 
 

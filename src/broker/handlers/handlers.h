@@ -28,6 +28,12 @@
 #include "protocol/gen/describe_configs_response.h"
 #include "protocol/gen/alter_configs_request.h"
 #include "protocol/gen/alter_configs_response.h"
+#include "protocol/gen/alter_partition_reassignments_request.h"
+#include "protocol/gen/alter_partition_reassignments_response.h"
+#include "protocol/gen/elect_leaders_request.h"
+#include "protocol/gen/elect_leaders_response.h"
+#include "protocol/gen/list_partition_reassignments_request.h"
+#include "protocol/gen/list_partition_reassignments_response.h"
 #include "protocol/gen/incremental_alter_configs_request.h"
 #include "protocol/gen/incremental_alter_configs_response.h"
 #include "protocol/gen/create_partitions_request.h"
@@ -145,6 +151,9 @@ WEIR_HANDLER(EndTxn, 0, 5);
 WEIR_HANDLER(DescribeTransactions, 0, 0);
 WEIR_HANDLER(ListTransactions, 0, 2);
 WEIR_HANDLER(WriteTxnMarkers, 1, 2);
+WEIR_HANDLER(ElectLeaders, 0, 2);
+WEIR_HANDLER(AlterPartitionReassignments, 0, 1);
+WEIR_HANDLER(ListPartitionReassignments, 0, 0);
 
 #undef WEIR_HANDLER
 

@@ -19,7 +19,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                OffsetDeleteHandler, TxnOffsetCommitHandler, DescribeLogDirsHandler,
                                DescribeProducersHandler, DescribeTopicPartitionsHandler, AddPartitionsToTxnHandler,
                                AddOffsetsToTxnHandler, EndTxnHandler, DescribeTransactionsHandler,
-                               ListTransactionsHandler, WriteTxnMarkersHandler>;
+                               ListTransactionsHandler, WriteTxnMarkersHandler, ElectLeadersHandler,
+                               AlterPartitionReassignmentsHandler, ListPartitionReassignmentsHandler>;
 
 struct ServedApi {
   std::int16_t key;

@@ -82,5 +82,23 @@ TEST_F(FollowerAppendTest, TruncateToCutsTheEpochCache) {
   EXPECT_EQ(follower->epoch_entries().back(), (EpochEntry{1, 0}));
 }
 
+// A former leader that appended nothing in its epoch has that epoch's entry at its log end; a
+// truncation to (or past) the log end drops it, as Kafka's truncateTo, or the next fetch would
+// name it as the last fetched epoch again and diverge forever.
+TEST_F(FollowerAppendTest, TruncateToTheLogEndDropsAnEpochWithoutRecords) {
+  auto b1 = make_batch(3, clock.wall_ms());
+  ASSERT_TRUE(follower->append_as_leader(b1, 0).has_value());
+  follower->assign_leader_epoch(1);
+  ASSERT_EQ(follower->epoch_entries().back(), (EpochEntry{1, 3}));
+  ASSERT_TRUE(follower->truncate_to(3).has_value());
+  EXPECT_EQ(follower->log_end_offset(), 3);
+  ASSERT_EQ(follower->epoch_entries().size(), 1U);
+  EXPECT_EQ(follower->epoch_entries().back(), (EpochEntry{0, 0}));
+  EXPECT_EQ(follower->latest_epoch(), 0);
+  ASSERT_TRUE(follower->truncate_to(10).has_value());  // past the end: nothing else changes
+  EXPECT_EQ(follower->log_end_offset(), 3);
+  EXPECT_EQ(follower->epoch_entries().size(), 1U);
+}
+
 }  // namespace
 }  // namespace weir::storage

@@ -1,0 +1,198 @@
+"""Seed 004's operator tools on a 3-broker cluster under one Kafka 4.3.1 controller (issue 15):
+`kafka-leader-election` and `kafka-reassign-partitions`, the same commands and the same checks on
+three Kafka brokers (the oracle, `slow`), on three weir brokers and on a mixed cluster (one Kafka
+broker, two weir brokers; both in `make test`).
+
+  - test_preferred_leader_election: a partition whose leader moved off its preferred replica
+    (a controlled shutdown and restart of that broker) stays there (the controller's automatic
+    rebalance is off); `kafka-leader-election --election-type preferred` moves it back, the tool
+    reports what it did, an election on a partition already led by its preferred replica is
+    "not needed", an unclean election on a partition with a live leader too, an unknown
+    partition is an error; records written before and after are all there.
+  - test_reassign_partitions: an RF=2 topic on brokers 1,2 with records moves to 2,3 while
+    nothing reaches the leader's replication listener: `--execute` starts it, `--verify` and `kafka-topics
+    --describe` show it in progress (adding 3, removing 1); after the heal the new replica
+    catches up, the controller completes the move, `--verify` reports it completed, broker 1 no
+    longer lists the partition in `kafka-log-dirs`, and the new replica's log (kafka-dump-log)
+    is the leader's below the high watermark. Records written before and after: none lost.
+
+The requests behind them (ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments)
+go from the tools to a broker, which carries them to the active controller, as Kafka's brokers do.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import run_tool
+from harness.cluster import wait_for
+from harness.replication import (TOOL_ENV, below, check_log, describe_partitions, partition_dump, produce,
+                                 read_all)
+
+pytestmark = [pytest.mark.kafka]
+
+BROKER_OVERRIDES = {"auto.create.topics.enable": False, "unclean.leader.election.enable": False}
+# No automatic move back to the preferred replica (default every 300 s): only the tool does it.
+CONTROLLER_OVERRIDES = {"auto.leader.rebalance.enable": False}
+
+
+@pytest.fixture(params=[
+    pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
+    pytest.param(("weir", "weir", "weir"), id="weir"),
+    pytest.param(("kafka", "weir", "weir"), id="mixed"),
+])
+def kinds(request):
+    return list(request.param)
+
+
+def tool(cluster, name: str, *args, check: bool = True):
+    res = run_tool(name, *args, bootstrap=cluster.bootstrap, env=TOOL_ENV, timeout=120)
+    if check:
+        res.check()
+    return res
+
+
+def create(cluster, topic: str, assignment: str, min_isr: int) -> None:
+    tool(cluster, "kafka-topics", "--create", "--topic", topic, "--replica-assignment", assignment,
+         "--config", f"min.insync.replicas={min_isr}")
+    parts = assignment.split(",")
+    cluster.wait_topic(topic, partitions=len(parts), replicas=len(parts[0].split(":")))
+
+
+def leaders_everywhere(cluster, topic: str, partition: int) -> set[int]:
+    """The leader of topic-partition as each live broker's Metadata names it."""
+    out = set()
+    for b in cluster.live_brokers():
+        out.add(cluster.leader_of(topic, partition, via=b.node_id))
+    return out
+
+
+@pytest.mark.timeout(420)
+def test_preferred_leader_election(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    # Partition 0 prefers broker 1, partition 1 broker 2.
+    create(cluster, topic_name, "1:2:3,2:3:1", min_isr=2)
+    assert cluster.leader_of(topic_name, 0) == 1 and cluster.leader_of(topic_name, 1) == 2
+    acked, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(100)])
+    assert not failed and len(acked) == 100
+
+    # Led by its preferred replica already: nothing to do, for either election type.
+    res = tool(cluster, "kafka-leader-election", "--election-type", "preferred", "--topic", topic_name,
+               "--partition", "0")
+    assert f"Valid replica already elected for partitions {topic_name}-0" in res.stdout, res.describe()
+    res = tool(cluster, "kafka-leader-election", "--election-type", "unclean", "--topic", topic_name,
+               "--partition", "0")
+    assert f"Valid replica already elected for partitions {topic_name}-0" in res.stdout, res.describe()
+
+    # Controlled shutdown of broker 1 moves partition 0's leadership away; it stays away after
+    # broker 1 is back in the ISR.
+    cluster.stop(1)
+    moved_to = cluster.wait_leader(topic_name, 0, not_id=1)
+    cluster.restart(1)
+    cluster.wait_brokers([1, 2, 3])
+    cluster.wait_isr(topic_name, 0, 3)
+    assert cluster.leader_of(topic_name, 0) == moved_to != 1
+    rows = {r["partition"]: r for r in describe_partitions(cluster.bootstrap, topic_name)}
+    assert rows[0]["replicas"] == [1, 2, 3] and rows[0]["leader"] == moved_to, rows[0]["raw"]
+
+    # Both partitions named in a JSON file: partition 0 is elected, partition 1 needs nothing.
+    path = cluster.base_dir / "election.json"
+    path.write_text(json.dumps({"partitions": [{"topic": topic_name, "partition": 0},
+                                               {"topic": topic_name, "partition": 1}]}))
+    res = tool(cluster, "kafka-leader-election", "--election-type", "PREFERRED", "--path-to-json-file", str(path))
+    assert f"Successfully completed leader election (PREFERRED) for partitions {topic_name}-0" in res.stdout, \
+        res.describe()
+    assert f"Valid replica already elected for partitions {topic_name}-1" in res.stdout, res.describe()
+    wait_for("every broker to name broker 1 the leader of partition 0",
+             lambda: leaders_everywhere(cluster, topic_name, 0) == {1}, 60,
+             describe=lambda: cluster.partition(topic_name, 0))
+    assert cluster.isr_of(topic_name, 0) == [1, 2, 3]
+
+    # A partition that does not exist.
+    res = tool(cluster, "kafka-leader-election", "--election-type", "preferred", "--topic", topic_name,
+               "--partition", "7", check=False)
+    assert res.rc != 0, res.describe()
+    assert f"Error completing leader election (PREFERRED) for partition: {topic_name}-7" in res.stdout + res.stderr, \
+        res.describe()
+    assert "UnknownTopicOrPartitionException" in res.stdout + res.stderr, res.describe()
+
+    # --all-topic-partitions: every partition is led by its preferred replica now.
+    res = tool(cluster, "kafka-leader-election", "--election-type", "preferred", "--all-topic-partitions")
+    assert "Successfully completed leader election" not in res.stdout, res.describe()
+
+    more, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(100, 150)])
+    assert not failed and len(more) == 50
+    anomalies = check_log(read_all(cluster.bootstrap, topic_name), {**acked, **more})
+    assert not anomalies, anomalies
+
+
+@pytest.mark.timeout(420)
+def test_reassign_partitions(cluster_factory, kinds, topic_name):
+    # The cut below holds broker 2's fetches too: a lag time it cannot reach, so the ISR stays.
+    cluster = cluster_factory(kinds, controllers=1, replication_proxies=True,
+                              broker_overrides={**BROKER_OVERRIDES, "replica.lag.time.max.ms": 60000},
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    create(cluster, topic_name, "1:2", min_isr=1)
+    acked, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(200)])
+    assert not failed and len(acked) == 200
+
+    plan = cluster.base_dir / "reassign.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic_name, "partition": 0, "replicas": [2, 3], "log_dirs": ["any", "any"]}]}))
+
+    # Nothing reaches the leader's replication listener: the new replica cannot catch up before
+    # we look at the move (broker 3 stays registered and unfenced, as the tool requires).
+    link = cluster.replication_link(1)
+    link.cut()
+    try:
+        res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute")
+        assert f"Successfully started partition reassignment for {topic_name}-0" in res.stdout, res.describe()
+        assert '"replicas":[1,2]' in res.stdout.replace(" ", ""), res.describe()  # the rollback plan
+        res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--verify",
+                   check=False)
+        assert f"Reassignment of partition {topic_name}-0 is still in progress." in res.stdout, res.describe()
+        out = tool(cluster, "kafka-topics", "--describe", "--topic", topic_name).stdout
+        assert "Adding Replicas: 3" in out and "Removing Replicas: 1" in out, out
+        rows = describe_partitions(cluster.bootstrap, topic_name)
+        assert rows[0]["replicas"] == [2, 3, 1] and rows[0]["isr"] == [1, 2] and rows[0]["leader"] == 1, out
+    finally:
+        link.heal()
+
+    def completed():
+        r = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--verify",
+                 check=False)
+        return r if f"Reassignment of partition {topic_name}-0 is completed." in r.stdout else None
+    res = wait_for("the reassignment to complete", completed, 120)
+    assert res.rc == 0, res.describe()
+    wait_for("every broker to name replicas 2,3 with ISR 2,3", lambda: all(
+        cluster.replicas_of(topic_name, 0, via=b.node_id) == [2, 3]
+        and cluster.isr_of(topic_name, 0, via=b.node_id) == [2, 3] for b in cluster.live_brokers()), 60,
+        describe=lambda: {b.node_id: cluster.partition(topic_name, 0, via=b.node_id) for b in cluster.live_brokers()})
+    out = tool(cluster, "kafka-topics", "--describe", "--topic", topic_name).stdout
+    assert "Adding Replicas" not in out and "Removing Replicas" not in out, out
+
+    # Broker 1 gave its replica up.
+    def log_dirs(broker_id: int) -> dict:
+        r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
+        line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
+        return json.loads(line)
+    wait_for("broker 1 to drop its replica", lambda: not any(
+        p["partition"] == f"{topic_name}-0" for b in log_dirs(1)["brokers"] for d in b["logDirs"]
+        for p in d["partitions"]), 60)
+    assert any(p["partition"] == f"{topic_name}-0" for b in log_dirs(3)["brokers"] for d in b["logDirs"]
+               for p in d["partitions"])
+
+    after, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(250, 300)])
+    assert not failed and len(after) == 50
+    records = read_all(cluster.bootstrap, topic_name)
+    anomalies = check_log(records, {**acked, **after})
+    assert not anomalies, anomalies
+    hw = records[-1][0] + 1
+    leader = cluster.leader_of(topic_name, 0)
+    follower = 5 - leader  # the other of 2 and 3
+    wait_for("the follower to have the whole log", lambda: sum(
+        b["count"] for b in below(partition_dump(cluster.broker(follower), topic_name), hw)) == hw, 60)
+    assert below(partition_dump(cluster.broker(follower), topic_name), hw) == \
+        below(partition_dump(cluster.broker(leader), topic_name), hw)
