@@ -201,6 +201,7 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   fetcher_options_.socket_timeout_ms = std::max(1, c.get_int("replica.socket.timeout.ms"));
   fetcher_options_.durable = flush_on_acks_all_;
   fetcher_options_.rack = c.get_string("broker.rack");
+  rack_aware_selector_ = !c.is_null("replica.selector.class");  // the one class it may name
   fetch_sessions_ = std::make_unique<FetchSessionCache>(FetchSessionConfig{
       .cache_slots = config_.fetch_session_cache_slots,
       .max_cached_partitions = config_.fetch_session_cache_max_partitions,
@@ -360,6 +361,7 @@ std::string Broker::open_log_dir() {
   flusher_->start();
   partitions_->start(*flusher_, flush_on_acks_all_);
   partitions_->set_verification_enabled(transaction_partition_verification_enable_);
+  partitions_->set_rack_aware_selector(rack_aware_selector_);
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;

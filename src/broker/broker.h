@@ -272,6 +272,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<TxnService> txns_;
   std::unique_ptr<CompressedBatches> compressed_batches_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
+  bool rack_aware_selector_ = false;  // replica.selector.class (KIP-392)
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<storage::Flusher> flusher_;
   std::unique_ptr<metadata::Controller> controller_;

@@ -504,14 +504,29 @@ std::int16_t Partition::leader_epoch_error(std::int32_t current_leader_epoch) co
   return code(current_leader_epoch > leader_epoch_ ? ErrorCode::kUnknownLeaderEpoch : ErrorCode::kFencedLeaderEpoch);
 }
 
+std::int32_t Partition::preferred_read_replica(std::int64_t fetch_offset,
+                                              const std::function<bool(std::int32_t)>& in_client_rack) const {
+  if (role_ != Role::kLeader || in_client_rack(leader_id_)) return -1;
+  const ReplicaTracker::Follower* best = nullptr;
+  for (const ReplicaTracker::Follower& f : tracker_.followers()) {
+    if (std::ranges::find(tracker_.isr(), f.id) == tracker_.isr().end()) continue;
+    if (f.log_end_offset < fetch_offset || f.log_start_offset > fetch_offset || !in_client_rack(f.id)) continue;
+    if (best == nullptr || f.log_end_offset > best->log_end_offset ||
+        (f.log_end_offset == best->log_end_offset && f.last_caught_up_ms > best->last_caught_up_ms)) {
+      best = &f;
+    }
+  }
+  return best == nullptr ? -1 : best->id;
+}
+
 PartitionRead Partition::read(std::int64_t fetch_offset, std::int32_t max_bytes, std::int32_t current_leader_epoch,
-                              ReadBound bound, bool min_one_batch) {
+                              ReadBound bound, bool min_one_batch, bool follower_reads) {
   PartitionRead r;
   r.leader_epoch = leader_epoch_;
   r.high_watermark = high_watermark();
   r.log_start_offset = log_->log_start_offset();
   if (const std::int16_t e = leader_epoch_error(current_leader_epoch); e != 0) return failed_read(e);
-  if (role_ == Role::kFollower) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
+  if (role_ == Role::kFollower && !follower_reads) return failed_read(code(ErrorCode::kNotLeaderOrFollower));
   r.last_stable_offset = last_stable_offset();
   const std::int64_t max_offset = bound == ReadBound::kLastStable ? r.last_stable_offset : r.high_watermark;
   auto read = log_->read(fetch_offset, max_bytes, max_offset, min_one_batch);

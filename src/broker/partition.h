@@ -71,6 +71,8 @@ struct PartitionRead {
   // the ISR change its fetch made due (for the controller).
   std::optional<std::pair<std::int32_t, std::int64_t>> diverging;
   std::optional<IsrProposal> isr_change;
+  // KIP-392: the replica the consumer should fetch from instead (no records then); -1 none.
+  std::int32_t preferred_read_replica = -1;
   [[nodiscard]] std::int64_t size() const noexcept { return records ? records->size : 0; }
 };
 
@@ -250,8 +252,16 @@ class Partition {
   VerificationGuard start_verification(std::span<const std::byte> batches);
   [[nodiscard]] VerificationGuard verification_guard(std::int64_t producer_id) const;
   // Whole batches from fetch_offset, up to the bound (see PartitionLog::read); counts the bytes.
+  // A follower serves the read too when `follower_reads` (a consumer's Fetch v11+, as Kafka's
+  // ClientMetadata allows), up to its own high watermark.
   PartitionRead read(std::int64_t fetch_offset, std::int32_t max_bytes, std::int32_t current_leader_epoch,
-                     ReadBound bound, bool min_one_batch);
+                     ReadBound bound, bool min_one_batch, bool follower_reads = false);
+  // Leader, KIP-392 (Kafka's RackAwareReplicaSelector): the in-sync follower a consumer in the
+  // rack `in_client_rack` recognises should read from instead — none (-1) when the leader is in
+  // that rack or no follower there has fetch_offset in its log; the one with the highest log end
+  // offset (then the latest caught up) otherwise.
+  [[nodiscard]] std::int32_t preferred_read_replica(std::int64_t fetch_offset,
+                                                    const std::function<bool(std::int32_t)>& in_client_rack) const;
   // ListOffsets: -1 latest, -2 earliest, -3 max timestamp, -4 earliest local, else by timestamp.
   // Latest is the high watermark, or the last stable offset for kLastStable (read_committed).
   [[nodiscard]] OffsetLookup lookup_offset(std::int64_t timestamp, std::int32_t current_leader_epoch,

@@ -134,6 +134,10 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
   round.reads.assign(specs.size(), PartitionRead{});
   FanOut<PartitionRead> fan;
   std::vector<std::size_t> fanned;
+  // KIP-392: the brokers in the consumer's rack (none unless the selector is on).
+  const std::vector<std::int32_t> rack = limits.replica_id < 0 && limits.client_metadata
+                                             ? service.brokers_in_rack(limits.client_rack)
+                                             : std::vector<std::int32_t>{};
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const FetchSpec& s = specs[i];
     if (s.error != 0) {
@@ -146,7 +150,7 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
     // such an oversized batch only for the first partition with data, as Kafka does.
     const std::int32_t limit = std::min(s.max_bytes, response_max_bytes);
     fanned.push_back(i);
-    fan.add(shards.executor(shard), [&service, shard, &s, limit, &limits]() {
+    fan.add(shards.executor(shard), [&service, shard, &s, limit, &limits, &rack]() {
       Partition* p = service.local(shard, s.ref);
       if (p == nullptr) return failed_read(service.not_hosted(s.ref));
       if (limits.replica_id >= 0) {
@@ -157,7 +161,20 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
         r.isr_change.reset();
         return r;
       }
-      return p->read(s.fetch_offset, limit, s.current_leader_epoch, limits.bound, /*min_one_batch=*/true);
+      if (!rack.empty() && p->is_leader()) {
+        const auto in_rack = [&rack](std::int32_t id) { return std::ranges::find(rack, id) != rack.end(); };
+        if (const std::int32_t to = p->preferred_read_replica(s.fetch_offset, in_rack); to >= 0) {
+          // As Kafka: no records, the leader's offsets, answered at once.
+          PartitionRead r = p->read(s.fetch_offset, 0, s.current_leader_epoch, limits.bound, /*min_one_batch=*/false);
+          r.records.reset();
+          r.aborted.reset();
+          if (limits.bound == ReadBound::kLastStable && r.error == 0) r.aborted.emplace();
+          r.preferred_read_replica = to;
+          return r;
+        }
+      }
+      return p->read(s.fetch_offset, limit, s.current_leader_epoch, limits.bound, /*min_one_batch=*/true,
+                     /*follower_reads=*/limits.client_metadata);
     });
   }
   auto results = co_await fan.run();
@@ -170,7 +187,8 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
     if (round.total_bytes > 0 && round.total_bytes + r.size() > response_max_bytes) r.records.reset();
     round.total_bytes += r.size();
     // A follower told of a divergence truncates first: answered at once, as an error is.
-    round.any_error = round.any_error || r.error != 0 || r.diverging.has_value();
+    // So is a consumer sent to another replica (KIP-392).
+    round.any_error = round.any_error || r.error != 0 || r.diverging.has_value() || r.preferred_read_replica >= 0;
     round.reads[fanned[k]] = std::move(r);
   }
   co_return round;
@@ -214,6 +232,15 @@ asio::awaitable<void> wait_for_data(const PartitionService& service, ShardSet& s
 }
 
 }  // namespace
+
+std::vector<std::int32_t> PartitionService::brokers_in_rack(const std::string& rack) const {
+  std::vector<std::int32_t> out;
+  if (!rack_aware_selector_ || rack.empty() || !catalog_) return out;
+  for (const BrokerEndpoint& b : catalog_()->brokers) {
+    if (b.rack && *b.rack == rack) out.push_back(b.id);
+  }
+  return out;
+}
 
 PartitionService::PartitionService(ShardSet& shards) : shards_(shards) {}
 

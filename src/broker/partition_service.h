@@ -108,6 +108,10 @@ struct FetchLimits {
   // follower's position, and waits for the log end to move.
   std::int32_t replica_id = -1;
   std::int64_t replica_epoch = -1;
+  // A consumer's Fetch v11+ (Kafka's ClientMetadata): it may read from a follower, and its rack
+  // (client.rack) may send it to a follower in that rack (KIP-392).
+  bool client_metadata = false;
+  std::string client_rack = {};
 };
 
 // An ISR change a leader asks the controller for (AlterPartition), and where to answer it.
@@ -178,6 +182,12 @@ class PartitionService {
                            std::vector<std::int32_t> isr, std::int32_t partition_epoch);
   // transaction.partition.verification.enable (on by default, as Kafka).
   void set_verification_enabled(bool on) { verification_enabled_ = on; }
+  // replica.selector.class is Kafka's RackAwareReplicaSelector (KIP-392): leaders may send a
+  // consumer with a client.rack to a follower in its rack. Before start().
+  void set_rack_aware_selector(bool on) { rack_aware_selector_ = on; }
+  // The alive brokers whose broker.rack is `rack` (KIP-392's candidates); empty without the
+  // selector or a rack.
+  [[nodiscard]] std::vector<std::int32_t> brokers_in_rack(const std::string& rack) const;
   [[nodiscard]] bool verification_enabled() const { return verification_enabled_; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
   // max_wait_ms passes, woken by the high watermark of a watched partition moving.
@@ -223,6 +233,7 @@ class PartitionService {
   TxnVerifier* verifier_ = nullptr;
   IsrSender isr_sender_;
   bool verification_enabled_ = true;
+  bool rack_aware_selector_ = false;
 };
 
 }  // namespace weir::broker

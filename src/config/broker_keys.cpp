@@ -22,6 +22,8 @@ constexpr std::string_view kProcessRoles[] = {"broker", "controller"};
 constexpr std::string_view kCleanupPolicies[] = {"compact", "delete"};
 constexpr std::string_view kCompressionTypes[] = {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"};
 constexpr std::string_view kTimestampTypes[] = {"CreateTime", "LogAppendTime"};
+// KIP-392: the replica selector weir implements (Kafka's own; custom classes cannot be loaded).
+constexpr std::string_view kReplicaSelectors[] = {"org.apache.kafka.common.replica.RackAwareReplicaSelector"};
 
 std::optional<std::string> gzip_level(std::string_view, const Value& value) {
   const std::int64_t n = std::get<std::int64_t>(value);
@@ -93,8 +95,10 @@ constexpr KeyDef kBrokerKeys[] = {
     {"replica.socket.receive.buffer.bytes", T::int32, "65536", no_check(), I::high, "Accepted for compatibility."},
     {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", no_check(), I::high,
      "Accepted for compatibility: weir checkpoints high watermarks with its other checkpoints."},
-    {"replica.selector.class", T::string, kNullDefault, no_check(), I::medium,
-     "Accepted for compatibility: consumers fetch from leaders (KIP-392 not served yet)."},
+    {"replica.selector.class", T::string, kNullDefault, one_of(kReplicaSelectors), I::medium,
+     "KIP-392: with RackAwareReplicaSelector a leader sends a consumer whose client.rack matches a "
+     "caught-up in-sync follower's broker.rack to that follower; unset, consumers read from leaders "
+     "(Fetch v11+ may still read from a follower)."},
     {"listeners", T::list, "PLAINTEXT://:9092", non_empty_list(), I::high, "Addresses to listen on.", M::per_broker},
     {"advertised.listeners", T::list, kNullDefault, non_empty_list(), I::high,
      "Addresses given to clients; defaults to listeners."},

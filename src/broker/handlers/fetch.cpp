@@ -126,6 +126,7 @@ void answer(FetchHandler::Response& resp, const FetchHandler::Request& req, cons
     out.records.emplace();
     if (was_read) {
       out.records_in_files = std::move(reads[k].records);
+      out.preferred_read_replica = reads[k].preferred_read_replica;
       if (reads[k].diverging) {
         out.diverging_epoch.epoch = reads[k].diverging->first;
         out.diverging_epoch.end_offset = reads[k].diverging->second;
@@ -156,6 +157,9 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
     limits.replica_id = version >= 15 ? req.replica_state.replica_id : req.replica_id;
     limits.replica_epoch = version >= 15 ? req.replica_state.replica_epoch : -1;
     if (limits.replica_id < 0) limits.replica_id = -1;
+    // Fetch v11 added the consumer's rack (Kafka's ClientMetadata from v11).
+    limits.client_metadata = limits.replica_id < 0 && version >= 11;
+    if (limits.client_metadata) limits.client_rack = req.rack_id;
     reads = co_await broker.partitions().fetch(limits, wanted.specs);
   }
 
@@ -165,7 +169,7 @@ asio::awaitable<HandlerResult<FetchHandler::Response>> FetchHandler::handle(Requ
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const PartitionRead& r = reads[i];
     outcomes.push_back(FetchPartitionOutcome{wanted.index[i], r.error, r.high_watermark, r.log_start_offset,
-                                             r.size() > 0 || r.diverging.has_value(),
+                                             r.size() > 0 || r.diverging.has_value() || r.preferred_read_replica >= 0,
                                              r.error == 0 ? r.last_stable_offset : -1});
   }
   for (const Unknown& u : unknown) outcomes.push_back(FetchPartitionOutcome{u.index, u.error, -1, -1, false});

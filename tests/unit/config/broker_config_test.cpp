@@ -92,6 +92,16 @@ TEST(BrokerConfig, InvalidValuesAreRefusedWithKafkasMessage) {
             "Invalid value 40000 for configuration offsets.topic.replication.factor: Not a number of type SHORT");
 }
 
+// KIP-392: the replica selector weir implements is Kafka's rack-aware one; any other class (a
+// plugin weir cannot load) stops the start-up with the key named.
+TEST(BrokerConfig, ReplicaSelectorIsTheRackAwareOneOrNone) {
+  EXPECT_EQ(verdict({"replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector"}), "ok");
+  const std::string bad = verdict({"replica.selector.class=com.example.MySelector"});
+  EXPECT_NE(bad.find("Invalid value com.example.MySelector for configuration replica.selector.class"),
+            std::string::npos)
+      << bad;
+}
+
 TEST(BrokerConfig, ValidNegativesStayValid) {
   EXPECT_EQ(verdict({"log.retention.ms=-1"}), "ok");
   EXPECT_EQ(verdict({"log.retention.bytes=-1"}), "ok");
