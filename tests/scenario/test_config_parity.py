@@ -33,6 +33,8 @@ DIFFERENCES = {
     ("socket.send.buffer.bytes", "default"):
         "-1 (the OS's autotuned size) moved 1.3x the bytes per second on loopback (BENCHMARKS.md)",
     ("socket.receive.buffer.bytes", "default"): "as socket.send.buffer.bytes",
+    ("replica.selector.class", "validator"):
+        "weir cannot load Java classes: Kafka's RackAwareReplicaSelector is the one value it accepts",
     ("transaction.partition.verification.enable", "mode"):
         "read at start-up; Kafka also takes it as a dynamic cluster-wide config",
 }
