@@ -16,6 +16,12 @@ broker, two weir brokers; both in `make test`).
     longer lists the partition in `kafka-log-dirs`, and the new replica's log (kafka-dump-log)
     is the leader's below the high watermark. Records written before and after: none lost.
 
+  - test_controlled_shutdown_under_load: SIGTERM of the leader of an RF=3 partition while an
+    idempotent acks=all producer writes a numbered sequence: the broker exits 0 after the
+    controller moved its leadership to another ISR member, the producer sees only retriable
+    errors (nothing fails, every value acknowledged once), the broker rejoins the ISR after its
+    restart, and the log is exactly the acknowledged sequence.
+
 The requests behind them (ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments)
 go from the tools to a broker, which carries them to the active controller, as Kafka's brokers do.
 """
@@ -27,8 +33,8 @@ import pytest
 
 from harness import run_tool
 from harness.cluster import wait_for
-from harness.replication import (TOOL_ENV, below, check_log, describe_partitions, partition_dump, produce,
-                                 read_all)
+from harness.replication import (TOOL_ENV, SequenceProducer, below, check_log, describe_partitions,
+                                 partition_dump, produce, read_all)
 
 pytestmark = [pytest.mark.kafka]
 
@@ -196,3 +202,26 @@ def test_reassign_partitions(cluster_factory, kinds, topic_name):
         b["count"] for b in below(partition_dump(cluster.broker(follower), topic_name), hw)) == hw, 60)
     assert below(partition_dump(cluster.broker(follower), topic_name), hw) == \
         below(partition_dump(cluster.broker(leader), topic_name), hw)
+
+
+@pytest.mark.timeout(300)
+def test_controlled_shutdown_under_load(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    create(cluster, topic_name, "1:2:3", min_isr=2)
+    with SequenceProducer(cluster.bootstrap, topic_name, "seq") as sp:
+        sp.wait_acked(30, 60)
+        cluster.stop(1)  # SIGTERM: a controlled shutdown (a clean exit is checked)
+        new_leader = cluster.wait_leader(topic_name, 0, not_id=1)
+        assert new_leader in (2, 3)
+        sp.wait_acked(sp.n_acked() + 30, 60)  # acknowledged by the new leader with an ISR of 2
+        cluster.start_broker(1)
+        assert cluster.wait_isr(topic_name, 0, [1, 2, 3], timeout=90) == [1, 2, 3]
+        assert cluster.leader_of(topic_name, 0) == new_leader
+        sp.wait_acked(sp.n_acked() + 30, 60)
+    assert not sp.failed, {v: str(e) for v, e in list(sp.failed.items())[:10]}
+    assert len(sp.acked) == sp.produced, f"{len(sp.acked)} acknowledged of {sp.produced} produced"
+    records = read_all(cluster.bootstrap, topic_name)
+    anomalies = check_log(records, sp.acked)
+    assert anomalies == [], "\n".join(anomalies[:50])
+    assert [v for _, v in records] == sorted(sp.acked), f"{len(records)} records, {len(sp.acked)} acknowledged"

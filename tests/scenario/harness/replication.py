@@ -166,7 +166,11 @@ class SequenceProducer:
                 self.produced += 1
             except BufferError:
                 pass
-            p.poll(self.pace)
+            # poll() returns at the first delivery report: keep polling until the pace is spent,
+            # so the rate stays about 1/pace however fast the broker acknowledges.
+            until = time.monotonic() + self.pace
+            while (left := until - time.monotonic()) > 0:
+                p.poll(left)
         self.unflushed = p.flush(self.flush_timeout)
 
     def n_acked(self) -> int:
