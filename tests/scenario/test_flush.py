@@ -44,7 +44,9 @@ def read_checkpoint(path) -> dict[tuple[str, int], int]:
     return out
 
 
-def wait_for(predicate, timeout=20.0):
+# Kafka's LogManager runs its first recovery-point checkpoint 30 s after start-up
+# (InitialTaskDelayMs), then every log.flush.offset.checkpoint.interval.ms: the bound covers that.
+def wait_for(predicate, timeout=60.0):
     deadline = time.time() + timeout
     while True:
         value = predicate()
