@@ -263,5 +263,45 @@ TEST_F(ReplicationTest, AFetchFromAReplicaTheLeaderDoesNotHaveIsRefused) {
   EXPECT_EQ(stale.error, code(ErrorCode::kUnknownLeaderEpoch));
 }
 
+
+// KIP-392 on the leader (Kafka's RackAwareReplicaSelector): the in-sync follower in the consumer's
+// rack that has the fetch offset, unless the leader is in that rack itself.
+TEST_F(ReplicationTest, APreferredReadReplicaIsAnInSyncFollowerInTheConsumersRackWithTheOffset) {
+  auto batch = make_batch(3, clock.wall_ms());
+  ASSERT_EQ(leader->append(batch, AppendOrigin::kClient).error, 0);
+  const auto rack_of_2 = [](std::int32_t b) { return b == 2; };
+  const auto rack_of_1_and_2 = [](std::int32_t b) { return b == 1 || b == 2; };
+  const auto nowhere = [](std::int32_t) { return false; };
+  EXPECT_EQ(leader->preferred_read_replica(0, rack_of_2), -1) << "the follower has not fetched yet";
+  replicate(*leader, *follower, 2);
+  replicate(*leader, *follower, 2);  // at 3: caught up
+  EXPECT_EQ(leader->preferred_read_replica(0, rack_of_2), 2);
+  EXPECT_EQ(leader->preferred_read_replica(3, rack_of_2), 2);
+  EXPECT_EQ(leader->preferred_read_replica(4, rack_of_2), -1) << "beyond the follower's log end";
+  EXPECT_EQ(leader->preferred_read_replica(0, rack_of_1_and_2), -1) << "the leader is in the rack";
+  EXPECT_EQ(leader->preferred_read_replica(0, nowhere), -1);
+  EXPECT_EQ(follower->preferred_read_replica(0, rack_of_2), -1) << "only a leader sends consumers elsewhere";
+  // Out of the ISR: not a candidate.
+  lead(1, 0, {1});
+  EXPECT_EQ(leader->preferred_read_replica(0, rack_of_2), -1);
+}
+
+// A follower serves a consumer's read only when the fetch allows it (Fetch v11+), up to its own
+// high watermark.
+TEST_F(ReplicationTest, AFollowerServesAConsumerReadOnlyWhenAllowed) {
+  auto batch = make_batch(3, clock.wall_ms());
+  ASSERT_EQ(leader->append(batch, AppendOrigin::kClient).error, 0);
+  replicate(*leader, *follower, 2);
+  replicate(*leader, *follower, 2);
+  replicate(*leader, *follower, 2);
+  ASSERT_EQ(follower->high_watermark(), 3);
+  EXPECT_EQ(follower->read(0, 1 << 20, -1, ReadBound::kHighWatermark, true).error,
+            code(ErrorCode::kNotLeaderOrFollower));
+  const PartitionRead r = follower->read(0, 1 << 20, -1, ReadBound::kHighWatermark, true, /*follower_reads=*/true);
+  EXPECT_EQ(r.error, 0);
+  EXPECT_GT(r.size(), 0);
+  EXPECT_EQ(r.high_watermark, 3);
+}
+
 }  // namespace
 }  // namespace weir::broker
