@@ -15,7 +15,9 @@ broker, two weir brokers; both in `make test`).
     catches up, the controller completes the move, `--verify` reports it completed, broker 1 no
     longer lists the partition in `kafka-log-dirs`, and the new replica's log (kafka-dump-log)
     is the leader's below the high watermark. Records written before and after: none lost.
-
+  - test_reassignment_cancelled: the same move, kept in progress, cancelled with `--cancel`
+    (a second cancel finds nothing active): replicas, ISR and leader are back to 2,1 / 1,2 / 1,
+    broker 3 gives up the replica it was given, and nothing is lost.
   - test_controlled_shutdown_under_load: SIGTERM of the leader of an RF=3 partition while an
     idempotent acks=all producer writes a numbered sequence: the broker exits 0 after the
     controller moved its leadership to another ISR member, the producer sees only retriable
@@ -33,8 +35,8 @@ import pytest
 
 from harness import run_tool
 from harness.cluster import wait_for
-from harness.replication import (TOOL_ENV, SequenceProducer, below, check_log, describe_partitions,
-                                 partition_dump, produce, read_all)
+from harness.replication import (TOOL_ENV, SequenceProducer, below, check_exact_sequence, check_log,
+                                 describe_partitions, partition_dump, produce, read_all)
 
 pytestmark = [pytest.mark.kafka]
 
@@ -219,9 +221,49 @@ def test_controlled_shutdown_under_load(cluster_factory, kinds, topic_name):
         assert cluster.wait_isr(topic_name, 0, [1, 2, 3], timeout=90) == [1, 2, 3]
         assert cluster.leader_of(topic_name, 0) == new_leader
         sp.wait_acked(sp.n_acked() + 30, 60)
-    assert not sp.failed, {v: str(e) for v, e in list(sp.failed.items())[:10]}
-    assert len(sp.acked) == sp.produced, f"{len(sp.acked)} acknowledged of {sp.produced} produced"
-    records = read_all(cluster.bootstrap, topic_name)
-    anomalies = check_log(records, sp.acked)
-    assert anomalies == [], "\n".join(anomalies[:50])
-    assert [v for _, v in records] == sorted(sp.acked), f"{len(records)} records, {len(sp.acked)} acknowledged"
+    check_exact_sequence(cluster.bootstrap, topic_name, sp)
+
+
+@pytest.mark.timeout(300)
+def test_reassignment_cancelled(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, replication_proxies=True,
+                              broker_overrides={**BROKER_OVERRIDES, "replica.lag.time.max.ms": 60000},
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    create(cluster, topic_name, "1:2", min_isr=1)
+    acked, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(100)])
+    assert not failed and len(acked) == 100
+    plan = cluster.base_dir / "reassign.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic_name, "partition": 0, "replicas": [2, 3], "log_dirs": ["any", "any"]}]}))
+
+    link = cluster.replication_link(1)
+    link.cut()  # the new replica cannot catch up: the move stays in progress until cancelled
+    try:
+        tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--execute")
+        res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--cancel")
+        assert f"Successfully cancelled partition reassignment for: {topic_name}-0" in res.stdout, res.describe()
+        res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--cancel")
+        assert "None of the specified partition reassignments are active." in res.stdout, res.describe()
+    finally:
+        link.heal()
+    # Kafka's controller puts the original replicas back in the order of the move's replica list
+    # (2,3,1 without the adding 3): 2,1, still led by 1.
+    wait_for("every broker to name replicas 2,1 with ISR 1,2 and leader 1", lambda: all(
+        cluster.replicas_of(topic_name, 0, via=b.node_id) == [2, 1]
+        and cluster.isr_of(topic_name, 0, via=b.node_id) == [1, 2]
+        and cluster.leader_of(topic_name, 0, via=b.node_id) == 1 for b in cluster.live_brokers()), 60,
+        describe=lambda: {b.node_id: cluster.partition(topic_name, 0, via=b.node_id) for b in cluster.live_brokers()})
+    out = tool(cluster, "kafka-topics", "--describe", "--topic", topic_name).stdout
+    assert "Adding Replicas" not in out and "Removing Replicas" not in out, out
+
+    def hosted(broker_id: int) -> bool:
+        r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
+        line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
+        return any(p["partition"] == f"{topic_name}-0" for b in json.loads(line)["brokers"] for d in b["logDirs"]
+                   for p in d["partitions"])
+    wait_for("broker 3 to drop the replica it was given", lambda: not hosted(3), 60)
+    more, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(100, 150)])
+    assert not failed and len(more) == 50
+    anomalies = check_log(read_all(cluster.bootstrap, topic_name), {**acked, **more})
+    assert not anomalies, anomalies
+

@@ -124,6 +124,17 @@ def check_log(records: list[tuple[int, str]], acked: dict[str, int]) -> list[str
     return anomalies
 
 
+def check_exact_sequence(bootstrap: str, topic: str, sp: "SequenceProducer") -> None:
+    """After a SequenceProducer that nothing refused: every value acknowledged, none failed, and the
+    log (read back from the start) is exactly the acknowledged sequence, with no anomaly."""
+    assert not sp.failed, {v: str(e) for v, e in list(sp.failed.items())[:10]}
+    assert len(sp.acked) == sp.produced, f"{len(sp.acked)} acknowledged of {sp.produced} produced"
+    records = read_all(bootstrap, topic)
+    anomalies = check_log(records, sp.acked)
+    assert anomalies == [], "\n".join(anomalies[:50])
+    assert [v for _, v in records] == sorted(sp.acked), f"{len(records)} records, {len(sp.acked)} acknowledged"
+
+
 class SequenceProducer:
     """A thread producing `<prefix>-000000`, `<prefix>-000001`, ... to partition 0, paced by
     poll(pace) (about 1/pace records per second), at most `limit` records; delivery reports fill
