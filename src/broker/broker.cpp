@@ -1,6 +1,7 @@
 #include "broker/broker.h"
 
 #include <algorithm>
+#include <charconv>
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -202,6 +203,11 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   fetcher_options_.durable = flush_on_acks_all_;
   fetcher_options_.rack = c.get_string("broker.rack");
   rack_aware_selector_ = !c.is_null("replica.selector.class");  // the one class it may name
+  leader_quota_ = std::make_unique<ReplicationQuota>(c.get_int("replication.quota.window.num"),
+                                                     c.get_int("replication.quota.window.size.seconds"));
+  follower_quota_ = std::make_unique<ReplicationQuota>(c.get_int("replication.quota.window.num"),
+                                                       c.get_int("replication.quota.window.size.seconds"));
+  fetcher_options_.quota = follower_quota_.get();
   fetch_sessions_ = std::make_unique<FetchSessionCache>(FetchSessionConfig{
       .cache_slots = config_.fetch_session_cache_slots,
       .max_cached_partitions = config_.fetch_session_cache_max_partitions,
@@ -217,6 +223,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   txns_ = std::make_unique<TxnService>(*this);
   partitions_->set_verifier(&txns_->verifier());
   partitions_->set_catalog([this] { return catalog(); });
+  partitions_->set_leader_quota(leader_quota_.get());
   compressed_batches_ = std::make_unique<CompressedBatches>(
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
@@ -417,6 +424,7 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
   }
   if (update.snapshot) controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
   std::set<std::string> configs_changed;
+  bool broker_configs_changed = false;
   for (const auto& r : update.records) {
     if (auto ok = controller_->replay(r); !ok) {
       // As Kafka's metadata loader: a record that does not apply is a fault, logged, and the
@@ -425,10 +433,18 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
                     update.last_offset, ok.error());
     }
     if (const auto* cr = std::get_if<metadata::ConfigRecord>(&r)) {
-      if (cr->resource_type == metadata::kConfigResourceTopic) configs_changed.insert(cr->resource_name);
+      if (cr->resource_type == metadata::kConfigResourceTopic) {
+        configs_changed.insert(cr->resource_name);
+      } else if (cr->resource_type == metadata::kConfigResourceBroker &&
+                 (cr->resource_name.empty() || cr->resource_name == std::to_string(node_.node_id))) {
+        broker_configs_changed = true;  // topic defaults (log.retention.ms, ...) may have moved
+      }
     }
   }
   const auto& after = controller_->image().committed();
+  if (broker_configs_changed) {
+    for (const auto& [name, id] : after.topic_ids_by_name()) configs_changed.insert(name);
+  }
   const std::int32_t me = node_.node_id;
   auto hosts = [me](const metadata::PartitionImage& p) { return std::ranges::find(p.replicas, me) != p.replicas.end(); };
 
@@ -962,6 +978,10 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     c->names_by_id[id] = name;
     c->topics.emplace(name, std::move(info));
   }
+  for (const auto& [k, v] : img.configs(metadata::kConfigResourceBroker, std::to_string(node_.node_id))) {
+    c->dynamic_broker_configs[k] = v;
+  }
+  for (const auto& [k, v] : img.configs(metadata::kConfigResourceBroker, "")) c->dynamic_default_broker_configs[k] = v;
   return c;
 }
 
@@ -969,6 +989,48 @@ void Broker::publish(std::shared_ptr<const Catalog> c) {
   auto current = catalog_.load();
   while (current->version < c->version && !catalog_.compare_exchange_weak(current, c)) {
   }
+  apply_replication_throttles(*c);
+}
+
+void Broker::apply_replication_throttles(const Catalog& c) {
+  std::lock_guard lock(throttles_mu_);
+  if (c.version <= throttles_version_) return;
+  throttles_version_ = c.version;
+  // As Kafka's BrokerConfigHandler: this broker's dynamic value, else the cluster default, else
+  // unlimited (a static server.properties value is not a throttle).
+  const auto rate = [&c](std::string_view key) {
+    const std::string* v = nullptr;
+    if (auto it = c.dynamic_broker_configs.find(key); it != c.dynamic_broker_configs.end()) {
+      v = &it->second;
+    } else if (auto d = c.dynamic_default_broker_configs.find(key); d != c.dynamic_default_broker_configs.end()) {
+      v = &d->second;
+    }
+    std::int64_t n = ReplicationQuota::kUnlimited;
+    if (v != nullptr) {
+      const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+      if (ec != std::errc{} || end != v->data() + v->size() || n < 0) n = ReplicationQuota::kUnlimited;
+    }
+    return n;
+  };
+  const std::int64_t leader_rate = rate("leader.replication.throttled.rate");
+  const std::int64_t follower_rate = rate("follower.replication.throttled.rate");
+  if (leader_rate != leader_quota_->rate() || follower_rate != follower_quota_->rate()) {
+    spdlog::info("event=replication_throttle_rate leader={} follower={}", leader_rate, follower_rate);
+  }
+  leader_quota_->set_rate(leader_rate);
+  follower_quota_->set_rate(follower_rate);
+  std::map<std::string, ThrottledPartitions, std::less<>> leader;
+  std::map<std::string, ThrottledPartitions, std::less<>> follower;
+  for (const auto& [name, info] : c.topics) {
+    if (auto it = info.configs.find("leader.replication.throttled.replicas"); it != info.configs.end()) {
+      if (auto t = throttled_partitions_for(it->second, node_.node_id)) leader[name] = std::move(*t);
+    }
+    if (auto it = info.configs.find("follower.replication.throttled.replicas"); it != info.configs.end()) {
+      if (auto t = throttled_partitions_for(it->second, node_.node_id)) follower[name] = std::move(*t);
+    }
+  }
+  leader_quota_->set_throttled(std::move(leader));
+  follower_quota_->set_throttled(std::move(follower));
 }
 
 std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, std::string* error) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -39,6 +40,7 @@
 #include "broker/replica_fetcher.h"
 #include "broker/peer_link.h"
 #include "broker/replica_link.h"
+#include "broker/replication_quota.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
@@ -204,6 +206,9 @@ class Broker final : public net::RequestSink {
   std::expected<void, std::string> commit(const std::vector<metadata::MetadataRecord>& records);
   std::shared_ptr<const Catalog> build_catalog() const;
   void publish(std::shared_ptr<const Catalog> c);
+  // The replication throttles as a catalog's dynamic broker configs and topic configs set them
+  // (a catalog older than the last one applied is skipped).
+  void apply_replication_throttles(const Catalog& c);
   storage::LogConfig log_config_for(std::string_view topic) const;
   // Shard 0 only: creates (or finds) the logs of a topic's partitions.
   std::vector<NewPartition> create_logs(const std::string& topic, std::string* error);
@@ -287,6 +292,11 @@ class Broker final : public net::RequestSink {
   };
   std::vector<std::map<std::int32_t, Peer>> peers_;  // per shard, by broker id
   ReplicaFetcherOptions fetcher_options_;
+  // Replication throttles (leader and follower side), shared by every shard.
+  std::unique_ptr<ReplicationQuota> leader_quota_;
+  std::unique_ptr<ReplicationQuota> follower_quota_;
+  std::mutex throttles_mu_;
+  std::uint64_t throttles_version_ = 0;
   std::int64_t replica_lag_ms_ = 30000;  // replica.lag.time.max.ms
   // Per shard: leader id -> the fetcher of the partitions the shard follows from it.
   std::vector<std::map<std::int32_t, std::shared_ptr<ReplicaFetcher>>> fetchers_;

@@ -57,6 +57,10 @@ struct Catalog {
   // Where followers fetch from each alive broker: its endpoint on the inter-broker listener
   // (inter.broker.listener.name, else the one named PLAINTEXT, as Kafka).
   std::vector<BrokerEndpoint> replication_endpoints;
+  // Dynamic broker configs (ConfigRecords of the BROKER resource): this node's own, and the
+  // cluster-wide defaults (resource name "").
+  std::map<std::string, std::string, std::less<>> dynamic_broker_configs;
+  std::map<std::string, std::string, std::less<>> dynamic_default_broker_configs;
   [[nodiscard]] const BrokerEndpoint* replication_endpoint(std::int32_t id) const {
     for (const auto& b : replication_endpoints) {
       if (b.id == id) return &b;

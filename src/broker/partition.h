@@ -73,6 +73,10 @@ struct PartitionRead {
   std::optional<IsrProposal> isr_change;
   // KIP-392: the replica the consumer should fetch from instead (no records then); -1 none.
   std::int32_t preferred_read_replica = -1;
+  // A follower's fetch of a partition the leader's replication throttle covers (its bytes count
+  // toward the throttle's rate, in sync or not).
+  bool replication_throttled = false;
+  bool held_by_throttle = false;  // ... whose records were held back (the quota was exceeded)
   [[nodiscard]] std::int64_t size() const noexcept { return records ? records->size : 0; }
 };
 

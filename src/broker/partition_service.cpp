@@ -113,6 +113,11 @@ std::int16_t any_error(const std::vector<std::int16_t>& errors) {
   return error;
 }
 
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 PartitionRead failed_read(std::int16_t error) {
   PartitionRead r;
   r.error = error;
@@ -159,6 +164,17 @@ asio::awaitable<ReadRound> read_once(const PartitionService& service, ShardSet& 
                                                              s.current_leader_epoch, limit});
         service.propose_isr_change(*p, std::move(r.isr_change));
         r.isr_change.reset();
+        if (ReplicationQuota* quota = service.leader_quota(); quota != nullptr && r.error == 0 &&
+                                                             quota->throttled(s.ref.topic, s.ref.partition)) {
+          r.replication_throttled = true;
+          // Kafka's shouldLeaderThrottle: read (the follower's position counts), then hold the
+          // records back from a follower outside the ISR while the quota is exceeded.
+          if (std::ranges::find(p->replicas().isr(), limits.replica_id) == p->replicas().isr().end() &&
+              quota->exceeded(steady_ms())) {
+            r.held_by_throttle = r.records != nullptr;
+            r.records.reset();
+          }
+        }
         return r;
       }
       if (!rack.empty() && p->is_leader()) {
@@ -528,9 +544,28 @@ asio::awaitable<std::vector<PartitionRead>> PartitionService::fetch(const FetchL
     ReadRound round = co_await read_once(*this, shards_, limits, specs);
     if (round.total_bytes >= std::max(1, limits.min_bytes) || round.any_error || specs.empty() ||
         std::chrono::steady_clock::now() >= deadline) {
+      if (limits.replica_id >= 0 && leader_quota_ != nullptr) {
+        std::int64_t throttled_bytes = 0;
+        for (const PartitionRead& r : round.reads) {
+          if (r.replication_throttled) throttled_bytes += r.size();
+        }
+        if (throttled_bytes > 0) leader_quota_->record(throttled_bytes, steady_ms());
+      }
       co_return std::move(round.reads);
     }
-    co_await wait_for_data(*this, shards_, specs, limits.replica_id >= 0 ? ReadBound::kLogEnd : limits.bound, deadline);
+    // A partition whose records the throttle held back has data already: waiting on it would
+    // wake at once, so the fetch waits for the others (or its deadline), as Kafka's DelayedFetch
+    // leaves throttled bytes out.
+    std::vector<FetchSpec> watched;
+    const std::vector<FetchSpec>* wait_on = &specs;
+    if (std::ranges::any_of(round.reads, [](const PartitionRead& r) { return r.held_by_throttle; })) {
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (!round.reads[i].held_by_throttle) watched.push_back(specs[i]);
+      }
+      wait_on = &watched;
+    }
+    co_await wait_for_data(*this, shards_, *wait_on, limits.replica_id >= 0 ? ReadBound::kLogEnd : limits.bound,
+                           deadline);
   }
 }
 

@@ -31,6 +31,7 @@
 
 #include "broker/catalog.h"
 #include "broker/partition.h"
+#include "broker/replication_quota.h"
 #include "broker/shards.h"
 
 namespace weir::storage {
@@ -189,6 +190,11 @@ class PartitionService {
   // selector or a rack.
   [[nodiscard]] std::vector<std::int32_t> brokers_in_rack(const std::string& rack) const;
   [[nodiscard]] bool verification_enabled() const { return verification_enabled_; }
+  // The leader side of the replication throttle (null: none): a follower outside the ISR gets no
+  // records of a throttled partition while the quota is exceeded, and the bytes every follower
+  // fetch returns of throttled partitions are recorded. Before start(); outlives this service.
+  void set_leader_quota(ReplicationQuota* quota) { leader_quota_ = quota; }
+  [[nodiscard]] ReplicationQuota* leader_quota() const { return leader_quota_; }
   // Reads each partition; waits (long poll) until min_bytes are there, a read fails, or
   // max_wait_ms passes, woken by the high watermark of a watched partition moving.
   boost::asio::awaitable<std::vector<PartitionRead>> fetch(const FetchLimits& limits,
@@ -234,6 +240,7 @@ class PartitionService {
   IsrSender isr_sender_;
   bool verification_enabled_ = true;
   bool rack_aware_selector_ = false;
+  ReplicationQuota* leader_quota_ = nullptr;
 };
 
 }  // namespace weir::broker

@@ -48,6 +48,7 @@ void ReplicaFetcher::add(const PartitionRef& ref, const Uuid& topic_id, std::int
   f.topic_id = topic_id;
   f.leader_epoch = leader_epoch;
   f.delayed_until_ms = 0;
+  f.caught_up = false;
   wake_.cancel();
 }
 
@@ -126,6 +127,10 @@ asio::awaitable<bool> ReplicaFetcher::fetch_once() {
     }
     Partition* p = partitions_service_.local(shard_, PartitionRef{key.topic, key.partition});
     if (p == nullptr || p->is_leader()) continue;
+    if (options_.quota != nullptr && !f.caught_up && options_.quota->throttled(key.topic, key.partition) &&
+        options_.quota->exceeded(now)) {
+      continue;  // Kafka's shouldFollowerThrottle: asked again next round
+    }
     keys.push_back(key);
     if (options_.durable && p->log().recovery_point() < p->log().log_end_offset()) {
       unsynced.push_back(PartitionRef{key.topic, key.partition});
@@ -214,6 +219,10 @@ asio::awaitable<bool> ReplicaFetcher::fetch_once() {
         std::span<const std::byte> records;
         if (pr.records) records = std::as_bytes(std::span<const std::uint8_t>(*pr.records));
         const FollowerAppend a = p->append_from_leader(records, pr.high_watermark, pr.log_start_offset);
+        it->second.caught_up = a.error == 0 && pr.high_watermark <= p->log().log_end_offset();
+        if (options_.quota != nullptr && !records.empty() && options_.quota->throttled(key.topic, key.partition)) {
+          options_.quota->record(static_cast<std::int64_t>(records.size()), now_ms());
+        }
         if (a.error != 0) {
           spdlog::warn("event=replica_append_failed partition={}-{} leader={} error={} message=\"{}\"", key.topic,
                        key.partition, leader_, a.error, a.error_message);

@@ -29,6 +29,7 @@
 #include "base/uuid.h"
 #include "broker/partition_service.h"
 #include "broker/replica_link.h"
+#include "broker/replication_quota.h"
 
 namespace weir::broker {
 
@@ -42,6 +43,10 @@ struct ReplicaFetcherOptions {
   std::int32_t socket_timeout_ms = 30000;          // replica.socket.timeout.ms
   bool durable = true;                             // flush.on.acks.all
   std::string rack;                                // broker.rack (the request's rack id)
+  // The follower side of the replication throttle (null: none): a partition it covers is left
+  // out of the fetch while it lags the leader's high watermark and the quota is exceeded; the
+  // bytes fetched of covered partitions are recorded. Outlives the fetcher.
+  ReplicationQuota* quota = nullptr;
 };
 
 class ReplicaFetcher : public std::enable_shared_from_this<ReplicaFetcher> {
@@ -70,6 +75,9 @@ class ReplicaFetcher : public std::enable_shared_from_this<ReplicaFetcher> {
     Uuid topic_id;
     std::int32_t leader_epoch = -1;
     std::int64_t delayed_until_ms = 0;  // steady ms
+    // Kafka's isReplicaInSync for the throttle: the last answer left no lag behind the leader's
+    // high watermark (unknown until the first answer).
+    bool caught_up = false;
   };
   struct Key {
     std::string topic;

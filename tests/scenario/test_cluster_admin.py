@@ -23,6 +23,19 @@ broker, two weir brokers; both in `make test`).
     controller moved its leadership to another ISR member, the producer sees only retriable
     errors (nothing fails, every value acknowledged once), the broker rejoins the ISR after its
     restart, and the log is exactly the acknowledged sequence.
+  - test_replication_throttle: three topics on brokers 2,3 gain a replica on broker 1: one with
+    `kafka-reassign-partitions --throttle 1` (leader and follower throttles), one throttled on
+    the follower side only, one on the leader side only (`kafka-configs`). The new replicas
+    stall after their first fetch (less than half copied 5 s after they appear; unthrottled
+    the copy takes well under a second), `kafka-configs --describe` shows the broker and topic
+    throttles (the rates as DYNAMIC_BROKER_CONFIG; a bad rate or a read-only key is refused
+    with Kafka's message), a higher
+    `--throttle` with `--additional` lets the moves finish, `--verify` clears the throttles, and
+    every record is on the new replicas.
+  - test_cluster_wide_topic_default: `kafka-configs --entity-default` sets message.max.bytes=2000:
+    every leader (one partition led by each broker) refuses a 5000-byte record, the topic reports
+    max.message.bytes from DYNAMIC_DEFAULT_BROKER_CONFIG, and after the delete every leader takes
+    it again.
 
 The requests behind them (ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments)
 go from the tools to a broker, which carries them to the active controller, as Kafka's brokers do.
@@ -30,8 +43,11 @@ go from the tools to a broker, which carries them to the active controller, as K
 from __future__ import annotations
 
 import json
+import secrets
+import time
 
 import pytest
+from confluent_kafka import KafkaError, Producer
 
 from harness import run_tool
 from harness.cluster import wait_for
@@ -267,3 +283,156 @@ def test_reassignment_cancelled(cluster_factory, kinds, topic_name):
     anomalies = check_log(read_all(cluster.bootstrap, topic_name), {**acked, **more})
     assert not anomalies, anomalies
 
+
+def log_dir_sizes(cluster, broker_id: int) -> dict[str, int]:
+    """partition name -> bytes, as `kafka-log-dirs --describe` reports broker_id's replicas."""
+    r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
+    return {p["partition"]: p["size"] for b in json.loads(line)["brokers"] for d in b["logDirs"]
+            for p in d["partitions"]}
+
+
+THROTTLE_VALUES = 3000  # ~12 MiB a topic: many 1 MiB replica fetches
+
+
+@pytest.mark.timeout(480)
+def test_replication_throttle(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    # Three topics on brokers 2,3 (led by 2), each gaining a replica on broker 1: one throttled by
+    # the tool (both sides), one only on the follower side, one only on the leader side.
+    topics = {side: f"{topic_name}-{side}" for side in ("tool", "follower", "leader")}
+    acked = {}
+    for side, t in topics.items():
+        create(cluster, t, "2:3", min_isr=1)
+        values = [f"{side}-{i:05d}-{secrets.token_hex(2000)}" for i in range(THROTTLE_VALUES)]
+        acked[side], failed = produce(cluster.bootstrap, t, values, **{"batch.size": 65536, "linger.ms": 5})
+        assert not failed and len(acked[side]) == THROTTLE_VALUES
+    total = {side: log_dir_sizes(cluster, 2)[f"{t}-0"] for side, t in topics.items()}
+    assert all(size > 10 * 1024 * 1024 for size in total.values()), total
+
+    tool(cluster, "kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", topics["follower"],
+         "--add-config", "follower.replication.throttled.replicas=0:1")
+    tool(cluster, "kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", topics["leader"],
+         "--add-config", "leader.replication.throttled.replicas=[0:2,0:3]")
+    plan_tool = cluster.base_dir / "throttle-tool.json"
+    plan_tool.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topics["tool"], "partition": 0, "replicas": [2, 3, 1]}]}))
+    plan_sides = cluster.base_dir / "throttle-sides.json"
+    plan_sides.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topics[side], "partition": 0, "replicas": [2, 3, 1]} for side in ("follower", "leader")]}))
+
+    # 1 B/s on brokers 1, 2 and 3, both sides (the rates apply to every throttled partition).
+    res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan_tool), "--execute",
+               "--throttle", "1")
+    assert "The inter-broker throttle limit was set to 1 B/s" in res.stdout, res.describe()
+    assert f"Successfully started partition reassignment for {topics['tool']}-0" in res.stdout, res.describe()
+    res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan_sides), "--execute",
+               "--additional")
+    assert "Successfully started partition reassignments for" in res.stdout, res.describe()
+
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-name", "2").stdout
+    assert "leader.replication.throttled.rate=1 sensitive=false" in out, out
+    assert "follower.replication.throttled.rate=1 sensitive=false" in out, out
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "topics", "--entity-name",
+               topics["tool"]).stdout
+    assert "leader.replication.throttled.replicas=0:2,0:3 sensitive=false" in out, out
+    assert "follower.replication.throttled.replicas=0:1 sensitive=false" in out, out
+
+    # Bad values are refused by the broker before they reach the controller, as Kafka words it.
+    for value, why in (("leader.replication.throttled.rate=abc",
+                        "Invalid value abc for configuration leader.replication.throttled.rate: Not a number of type LONG"),
+                       ("follower.replication.throttled.rate=-5",
+                        "Invalid value -5 for configuration follower.replication.throttled.rate: Value must be at least 0"),
+                       ("log.dirs=/elsewhere", "Cannot update these configs dynamically: [log.dirs]")):
+        res = tool(cluster, "kafka-configs", "--alter", "--entity-type", "brokers", "--entity-name", "2",
+                   "--add-config", value, check=False)
+        assert res.rc != 0 and f"InvalidRequestException: {why}" in res.stdout + res.stderr, res.describe()
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-name", "2").stdout
+    assert "leader.replication.throttled.rate=1 sensitive=false" in out and "log.dirs" not in out, out
+
+    # The new replicas get about one fetch's worth (1 MiB) and then stall: an unthrottled copy
+    # takes well under a second; at 1 B/s one 1 MiB fetch keeps the quota exceeded for the 11 s
+    # the rate is measured over. (A slower machine copies less, never more.)
+    wait_for("broker 1 to host the three new replicas", lambda: all(
+        f"{t}-0" in log_dir_sizes(cluster, 1) for t in topics.values()), 60)
+    time.sleep(5)
+    sizes = log_dir_sizes(cluster, 1)
+    for side, t in topics.items():
+        assert sizes[f"{t}-0"] < total[side] // 2, (side, sizes, total)
+    for plan in (plan_tool, plan_sides):
+        res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--verify",
+                   check=False)
+        assert "is still in progress." in res.stdout and "is completed." not in res.stdout, res.describe()
+
+    # A higher throttle for the running move (--additional resubmits it): the copies finish.
+    res = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan_tool), "--execute",
+               "--additional", "--throttle", "1000000000")
+    assert "The inter-broker throttle limit was set to 1000000000 B/s" in res.stdout, res.describe()
+
+    def completed(plan, n):
+        r = tool(cluster, "kafka-reassign-partitions", "--reassignment-json-file", str(plan), "--verify",
+                 check=False)
+        return r if r.stdout.count("is completed.") == n else None
+    res = wait_for("the throttled move to complete", lambda: completed(plan_tool, 1), 120)
+    assert "Clearing broker-level throttles on brokers 1,2,3" in res.stdout, res.describe()
+    assert f"Clearing topic-level throttles on topic {topics['tool']}" in res.stdout, res.describe()
+    res = wait_for("the other two moves to complete", lambda: completed(plan_sides, 2), 120)
+    assert "Clearing topic-level throttles on topics" in res.stdout, res.describe()
+
+    for b in (1, 2, 3):
+        out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-name",
+                   str(b)).stdout
+        assert "throttled.rate" not in out, out
+    for t in topics.values():
+        out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "topics", "--entity-name", t).stdout
+        assert "throttled.replicas" not in out, out
+    wait_for("broker 1's replicas to match the leader's", lambda: all(
+        log_dir_sizes(cluster, 1).get(f"{t}-0") == log_dir_sizes(cluster, 2).get(f"{t}-0")
+        for t in topics.values()), 60)
+    for side, t in topics.items():
+        assert cluster.replicas_of(t, 0) == [2, 3, 1] and sorted(cluster.isr_of(t, 0)) == [1, 2, 3]
+        anomalies = check_log(read_all(cluster.bootstrap, t), acked[side])
+        assert not anomalies, anomalies
+
+
+@pytest.mark.timeout(300)
+def test_cluster_wide_topic_default(cluster_factory, kinds, topic_name):
+    cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
+                              controller_overrides=CONTROLLER_OVERRIDES)
+    # One partition led by each broker.
+    create(cluster, topic_name, "1:2:3,2:3:1,3:1:2", min_isr=1)
+    big = b"x" * 5000
+
+    def produce_each() -> dict[int, object]:
+        """partition -> the error of a 5000-byte record (None: written)."""
+        errors: dict[int, object] = {}
+        p = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "retries": 0})
+        for partition in range(3):
+            p.produce(topic_name, value=big, partition=partition,
+                      on_delivery=lambda err, msg: errors.__setitem__(msg.partition(), err))
+        assert p.flush(60) == 0
+        return errors
+
+    assert produce_each() == {0: None, 1: None, 2: None}
+    tool(cluster, "kafka-configs", "--alter", "--entity-type", "brokers", "--entity-default",
+         "--add-config", "message.max.bytes=2000")
+    wait_for("every leader to refuse records above the cluster-wide message.max.bytes", lambda: all(
+        e is not None and e.code() == KafkaError.MSG_SIZE_TOO_LARGE for e in produce_each().values()), 60)
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-default").stdout
+    assert "message.max.bytes=2000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=2000}" \
+        in out, out
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "topics", "--entity-name", topic_name,
+               "--all").stdout
+    assert "max.message.bytes=2000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=2000" \
+        in out, out
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-name", "2",
+               "--all").stdout
+    assert "message.max.bytes=2000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=2000" \
+        in out, out
+
+    tool(cluster, "kafka-configs", "--alter", "--entity-type", "brokers", "--entity-default",
+         "--delete-config", "message.max.bytes")
+    wait_for("every leader to take the record again", lambda: produce_each() == {0: None, 1: None, 2: None}, 60)
+    out = tool(cluster, "kafka-configs", "--describe", "--entity-type", "brokers", "--entity-default").stdout
+    assert "message.max.bytes" not in out, out
