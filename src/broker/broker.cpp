@@ -375,6 +375,7 @@ std::string Broker::open_log_dir() {
   auto lm = storage::LogManager::open(fs_, fs::path(config_.log_dir), clock_, lo);
   if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
   logs_ = std::move(*lm);
+  node_.previous_broker_epoch = logs_->clean_shutdown_broker_epoch();
   return {};
 }
 
@@ -888,7 +889,9 @@ void Broker::stop() {
     for (std::size_t s = 0; shards_ && s < shards_->count(); ++s) {
       shards_->table(s).for_each([](Partition& p) { p.snapshot_producer_state(); });
     }
-    if (auto r = logs_->close(); !r) spdlog::error("log dir close failed error=\"{}\"", r.error());
+    if (auto r = logs_->close(registered_epoch_.load()); !r) {
+      spdlog::error("log dir close failed error=\"{}\"", r.error());
+    }
     logs_.reset();
   }
   if (partitions_) partitions_->stop();

@@ -68,6 +68,9 @@ struct NodeInfo {
   std::int32_t port = 0;
   std::string cluster_id;
   Uuid directory_id;  // meta.properties directory.id of the log dir
+  // The broker epoch of the last clean shutdown (the log dir's marker), -1 after a crash:
+  // BrokerRegistration's PreviousBrokerEpoch (KIP-966).
+  std::int64_t previous_broker_epoch = -1;
 };
 
 class Broker final : public net::RequestSink {

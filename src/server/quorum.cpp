@@ -82,6 +82,7 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     for (const auto& f : broker::kSupportedFeatures) lo.features.push_back({f.name, f.min_version, f.max_version});
     if (!typed.is_null("broker.rack")) lo.rack = typed.get_string("broker.rack");
     if (!node_.directory_id.is_zero()) lo.log_dirs.push_back(node_.directory_id);
+    lo.previous_broker_epoch = node_.previous_broker_epoch;
     lo.heartbeat_interval_ms = typed.get_int("broker.heartbeat.interval.ms");
     lo.session_timeout_ms = typed.get_int("broker.session.timeout.ms");
     lifecycle_ = std::make_shared<cluster::BrokerLifecycle>(executor_, lo, *channel_, std::move(applied_offset),

@@ -1,5 +1,7 @@
 #include "storage/log_manager.h"
 
+#include <charconv>
+
 #include "base/assert.h"
 #include "base/log.h"
 
@@ -11,7 +13,24 @@ namespace {
 
 constexpr std::string_view kMetadataLogDir = "__cluster_metadata-0";
 // Kafka's clean-shutdown marker holds JSON; weir writes the same shape (no broker epoch yet).
-constexpr std::string_view kCleanShutdownContent = R"({"version":0,"brokerEpoch":-1})";
+// Kafka's CleanShutdownFileHandler content: {"version":0,"brokerEpoch":N}.
+std::string clean_shutdown_content(std::int64_t broker_epoch) {
+  return R"({"version":0,"brokerEpoch":)" + std::to_string(broker_epoch) + "}";
+}
+
+// The brokerEpoch of a clean-shutdown file; -1 when it has none (or is not JSON we can read).
+std::int64_t clean_shutdown_epoch(std::string_view text) {
+  const std::size_t key = text.find("\"brokerEpoch\"");
+  if (key == std::string_view::npos) return -1;
+  std::size_t i = text.find(':', key);
+  if (i == std::string_view::npos) return -1;
+  ++i;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
+  std::int64_t epoch = -1;
+  const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), epoch);
+  if (ec != std::errc{}) return -1;
+  return epoch;
+}
 
 // Reads a dir-level checkpoint; a missing file is empty, a malformed one is reported and empty.
 OffsetCheckpoint read_dir_checkpoint(FileSystem& fs, const fs::path& path, bool* malformed) {
@@ -78,6 +97,11 @@ Status<Errc> LogManager::load() {
   cleaner_checkpoint_written_ = read_dir_checkpoint(fs_, dir_ / kCleanerOffsetCheckpointFile, nullptr);
   // Without trustworthy recovery points a clean shutdown cannot be relied on either.
   had_clean_shutdown_ = *clean && !malformed;
+  if (had_clean_shutdown_) {
+    // KIP-966: the epoch the broker had when it shut down cleanly (its next registration's
+    // PreviousBrokerEpoch); an unreadable file counts as none.
+    if (auto text = read_file(fs_, marker, 4096)) clean_shutdown_broker_epoch_ = clean_shutdown_epoch(*text);
+  }
 
   auto entries = fs_.list(dir_);
   if (!entries) return unexpected(Errc::kStorageError);
@@ -294,7 +318,7 @@ Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
   return write_cleaner_checkpoint(std::move(values.cleaner));
 }
 
-Result<void, Errc> LogManager::close() {
+Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   if (closed_) return {};
   Result<void, Errc> result;
   for (auto& [tp, entry] : logs_) {
@@ -306,7 +330,7 @@ Result<void, Errc> LogManager::close() {
   }
   if (!result) return result;  // no marker: the next start recovers
   if (auto ok = write_checkpoints(); !ok) return ok;
-  if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, kCleanShutdownContent)) {
+  if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, clean_shutdown_content(broker_epoch))) {
     return unexpected(Errc::kStorageError);
   }
   closed_ = true;

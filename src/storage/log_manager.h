@@ -73,6 +73,8 @@ class LogManager {
   [[nodiscard]] std::optional<Uuid> topic_id(const TopicPartition& tp) const;
   [[nodiscard]] std::vector<TopicPartition> partitions() const;
   [[nodiscard]] bool had_clean_shutdown() const noexcept { return had_clean_shutdown_; }
+  // The broker epoch the clean-shutdown marker held (-1: none, or the last stop was not clean).
+  [[nodiscard]] std::int64_t clean_shutdown_broker_epoch() const noexcept { return clean_shutdown_broker_epoch_; }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
   // The descriptors held by the logs' files; thread-safe.
   [[nodiscard]] FileCache::Stats file_stats() const { return files_->stats(); }
@@ -121,7 +123,9 @@ class LogManager {
   };
   [[nodiscard]] Result<void, Errc> write_checkpoints(CheckpointValues values);
   // Clean shutdown: closes every log, writes the checkpoints, then the clean-shutdown marker.
-  [[nodiscard]] Result<void, Errc> close();
+  // broker_epoch: the broker's epoch in its controller quorum (-1 without one), kept in the
+  // clean-shutdown marker as Kafka does for the next registration's PreviousBrokerEpoch.
+  [[nodiscard]] Result<void, Errc> close(std::int64_t broker_epoch = -1);
 
  private:
   // A failed create() or prepare(): removes the directory if this call made it, logs one
@@ -152,6 +156,7 @@ class LogManager {
   OffsetCheckpoint cleaner_checkpoint_written_;  // what cleaner-offset-checkpoint holds
   std::optional<IoFailure> last_create_failure_;
   bool had_clean_shutdown_ = false;
+  std::int64_t clean_shutdown_broker_epoch_ = -1;
   bool closed_ = false;
 };
 

@@ -54,7 +54,9 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
         sf.min_version = min;
         sf.max_version = max;
       };
-      for (const auto& f : kSupportedFeatures) supported(f.name, f.min_version, f.max_version);
+      for (const auto& f : kSupportedFeatures) {
+        if (!f.cluster_only || ctx.broker.quorum() != nullptr) supported(f.name, f.min_version, f.max_version);
+      }
       for (const auto& [name, level] : catalog->finalized_features) {
         auto& ff = resp.finalized_features.emplace_back();
         ff.name = name;

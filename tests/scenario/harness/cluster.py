@@ -20,8 +20,10 @@ Formatting (facts from Kafka 4.3.1's `kafka-storage format`, checked on this mac
     group.version=1, share.version=1, streams.version=1, transaction.version=2;
   - `--feature transaction.version=0 --feature group.version=0 --feature share.version=0
     --feature streams.version=0 --feature eligible.leader.replicas.version=0` is accepted
-    together; a feature at level 0 gets no FeatureLevelRecord. DEFAULT_FEATURES below are the
-    levels weir serves today: those four at 0, transaction.version at its default 2;
+    together; a feature at level 0 gets no FeatureLevelRecord. DEFAULT_FEATURES below: the
+    three weir does not serve yet at 0, transaction.version at its default 2, and
+    eligible.leader.replicas.version at 0 as the scenarios before KIP-966 support were written
+    (weir serves 0-1; test_cluster_elr.py formats with 1);
   - at metadata.version 4.3-IV0 none of these five depends on another: each of share.version=1,
     streams.version=1, transaction.version=1 or 2, eligible.leader.replicas.version=1 is accepted
     with the other four at 0 (their dependencies are on metadata.version only);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "storage/fault_file_system.h"
 #include "test_util.h"
 
@@ -76,6 +78,28 @@ TEST_F(LogManagerTest, CleanShutdownWritesCheckpointsAndTheMarker) {
   EXPECT_FALSE(std::filesystem::exists(dir() / ".kafka_cleanshutdown")) << "removed once open";
   EXPECT_EQ(manager->get({"b", 1})->log_start_offset(), 2);
   EXPECT_EQ(manager->get({"a", 0})->high_watermark(), 3);
+}
+
+TEST_F(LogManagerTest, CleanShutdownKeepsTheBrokerEpochForTheNextRegistration) {
+  EXPECT_EQ(manager->clean_shutdown_broker_epoch(), -1) << "a new dir had no shutdown";
+  append(create({"a", 0}), 1);
+  ASSERT_TRUE(manager->close(42).has_value());
+  EXPECT_EQ(text(".kafka_cleanshutdown"), R"({"version":0,"brokerEpoch":42})");
+  open();
+  EXPECT_EQ(manager->clean_shutdown_broker_epoch(), 42);
+  // A crash (no close) leaves no marker: no previous epoch.
+  manager.reset();
+  open();
+  EXPECT_FALSE(manager->had_clean_shutdown());
+  EXPECT_EQ(manager->clean_shutdown_broker_epoch(), -1);
+  // Kafka's own file, as its CleanShutdownFileHandler writes it (spaces allowed).
+  ASSERT_TRUE(manager->close().has_value());
+  {
+    std::ofstream f(dir() / ".kafka_cleanshutdown", std::ios::trunc);
+    f << R"({"version": 0, "brokerEpoch": 17})";
+  }
+  open();
+  EXPECT_EQ(manager->clean_shutdown_broker_epoch(), 17);
 }
 
 TEST_F(LogManagerTest, CrashWithoutCloseRecoversFromTheCheckpointedRecoveryPoint) {
