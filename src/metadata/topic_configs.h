@@ -87,8 +87,8 @@ struct TopicConfigDef {
   std::optional<std::int64_t> max;
   std::span<const std::string_view> allowed;
   std::span<const BrokerSynonym> synonyms;  // the first is Kafka's primary server synonym
-  // False for keys weir accepts and stores but does not act on (tiered storage, replication
-  // throttles): DescribeConfigs and CreateTopics report them only where a topic sets them.
+  // False for keys weir accepts and stores but does not act on (tiered storage):
+  // DescribeConfigs and CreateTopics report them only where a topic sets them.
   bool implemented = true;
 };
 

@@ -147,10 +147,33 @@ TEST(TopicConfigsTest, DescribeWithoutSynonymsLeavesThemOut) {
 }
 
 TEST(TopicConfigsTest, UnimplementedKeysAreReportedOnceATopicSetsThem) {
-  const ConfigMap overrides = {{"leader.replication.throttled.replicas", "0:1"}};
-  auto described = describe_topic_configs(overrides, kBootstrapped, std::nullopt, false);
+  auto described = describe_topic_configs({}, kBootstrapped, std::nullopt, false);
+  auto has = [&described](std::string_view name) {
+    return std::ranges::find(described, name, &protocol::DescribeConfigsResponse::DescribeConfigsResourceResult::name) !=
+           described.end();
+  };
+  EXPECT_FALSE(has("local.retention.ms"));
+  const ConfigMap overrides = {{"local.retention.ms", "1000"}};
+  described = describe_topic_configs(overrides, kBootstrapped, std::nullopt, false);
+  auto it = std::ranges::find(described, "local.retention.ms",
+                              &protocol::DescribeConfigsResponse::DescribeConfigsResourceResult::name);
+  ASSERT_NE(it, described.end());
+  EXPECT_EQ(it->value, "1000");
+  EXPECT_EQ(it->config_source, 1);
+}
+
+TEST(TopicConfigsTest, ThrottledReplicasAreReportedAsKafkaDoes) {
+  // Replication throttles are implemented: listed with their empty default, and a topic's value.
+  auto described = describe_topic_configs({}, kBootstrapped, std::nullopt, false);
   auto it = std::ranges::find(described, "leader.replication.throttled.replicas",
                               &protocol::DescribeConfigsResponse::DescribeConfigsResourceResult::name);
+  ASSERT_NE(it, described.end());
+  EXPECT_EQ(it->value, "");
+  EXPECT_EQ(it->config_source, 5);
+  const ConfigMap overrides = {{"leader.replication.throttled.replicas", "0:1"}};
+  described = describe_topic_configs(overrides, kBootstrapped, std::nullopt, false);
+  it = std::ranges::find(described, "leader.replication.throttled.replicas",
+                         &protocol::DescribeConfigsResponse::DescribeConfigsResourceResult::name);
   ASSERT_NE(it, described.end());
   EXPECT_EQ(it->value, "0:1");
   EXPECT_EQ(it->config_source, 1);
