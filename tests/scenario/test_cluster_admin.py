@@ -92,6 +92,14 @@ def leaders_everywhere(cluster, topic: str, partition: int) -> set[int]:
     return out
 
 
+def log_dir_sizes(cluster, broker_id: int) -> dict[str, int]:
+    """partition name -> bytes, as `kafka-log-dirs --describe` reports broker_id's replicas."""
+    r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
+    return {p["partition"]: p["size"] for b in json.loads(line)["brokers"] for d in b["logDirs"]
+            for p in d["partitions"]}
+
+
 @pytest.mark.timeout(420)
 def test_preferred_leader_election(cluster_factory, kinds, topic_name):
     cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
@@ -198,15 +206,8 @@ def test_reassign_partitions(cluster_factory, kinds, topic_name):
     assert "Adding Replicas" not in out and "Removing Replicas" not in out, out
 
     # Broker 1 gave its replica up.
-    def log_dirs(broker_id: int) -> dict:
-        r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
-        line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
-        return json.loads(line)
-    wait_for("broker 1 to drop its replica", lambda: not any(
-        p["partition"] == f"{topic_name}-0" for b in log_dirs(1)["brokers"] for d in b["logDirs"]
-        for p in d["partitions"]), 60)
-    assert any(p["partition"] == f"{topic_name}-0" for b in log_dirs(3)["brokers"] for d in b["logDirs"]
-               for p in d["partitions"])
+    wait_for("broker 1 to drop its replica", lambda: f"{topic_name}-0" not in log_dir_sizes(cluster, 1), 60)
+    assert f"{topic_name}-0" in log_dir_sizes(cluster, 3)
 
     after, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(250, 300)])
     assert not failed and len(after) == 50
@@ -272,24 +273,12 @@ def test_reassignment_cancelled(cluster_factory, kinds, topic_name):
     out = tool(cluster, "kafka-topics", "--describe", "--topic", topic_name).stdout
     assert "Adding Replicas" not in out and "Removing Replicas" not in out, out
 
-    def hosted(broker_id: int) -> bool:
-        r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
-        line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
-        return any(p["partition"] == f"{topic_name}-0" for b in json.loads(line)["brokers"] for d in b["logDirs"]
-                   for p in d["partitions"])
-    wait_for("broker 3 to drop the replica it was given", lambda: not hosted(3), 60)
+    wait_for("broker 3 to drop the replica it was given",
+             lambda: f"{topic_name}-0" not in log_dir_sizes(cluster, 3), 60)
     more, failed = produce(cluster.bootstrap, topic_name, [f"v-{i:04d}" for i in range(100, 150)])
     assert not failed and len(more) == 50
     anomalies = check_log(read_all(cluster.bootstrap, topic_name), {**acked, **more})
     assert not anomalies, anomalies
-
-
-def log_dir_sizes(cluster, broker_id: int) -> dict[str, int]:
-    """partition name -> bytes, as `kafka-log-dirs --describe` reports broker_id's replicas."""
-    r = tool(cluster, "kafka-log-dirs", "--describe", "--broker-list", str(broker_id))
-    line = next(x for x in r.stdout.splitlines() if x.startswith("{"))
-    return {p["partition"]: p["size"] for b in json.loads(line)["brokers"] for d in b["logDirs"]
-            for p in d["partitions"]}
 
 
 THROTTLE_VALUES = 3000  # ~12 MiB a topic: many 1 MiB replica fetches

@@ -42,6 +42,14 @@ const config::KeyDef* dynamic_only_broker_def(std::string_view name) {
   return nullptr;
 }
 
+// A broker key weir defines (a static key, else a dynamic-only one), or null.
+const config::KeyDef* broker_def(std::string_view name) {
+  for (const auto& d : config::broker_config_defs()) {
+    if (d.name == name) return &d;
+  }
+  return dynamic_only_broker_def(name);
+}
+
 // Whether weir acts on a dynamic value of this broker key: the topic configs' broker synonyms
 // (a cluster-wide log.retention.ms, ...) and the replication throttle rates. Dynamic values of
 // other keys are stored by the controllers but not applied, so they are not reported as in effect.
@@ -80,12 +88,6 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     return !res.configuration_keys ||
            std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) !=
                res.configuration_keys->end();
-  };
-  const auto def_of = [](std::string_view name) -> const config::KeyDef* {
-    for (const auto& d : config::broker_config_defs()) {
-      if (d.name == name) return &d;
-    }
-    return dynamic_only_broker_def(name);
   };
   const auto entry = [&](std::string_view name, const config::KeyDef* def) {
     const bool sensitive = def == nullptr || def->type == config::Type::password;
@@ -153,13 +155,13 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     for (const auto& [name, value] : catalog->dynamic_broker_configs) extra.insert(name);
     for (const auto& [name, value] : catalog->dynamic_default_broker_configs) extra.insert(name);
     for (const auto& name : extra) {
-      const config::KeyDef* def = def_of(name);
+      const config::KeyDef* def = broker_def(name);
       if (def != nullptr && dynamic_only_broker_def(name) == nullptr) continue;  // listed above
       if (wanted(name)) entry(name, def);
     }
   } else {
     for (const auto& [name, value] : catalog->dynamic_default_broker_configs) {
-      if (wanted(name)) entry(name, def_of(name));
+      if (wanted(name)) entry(name, broker_def(name));
     }
   }
   return out;
@@ -233,14 +235,9 @@ std::optional<std::string> broker_change_error(const Configs& configs, IsSet is_
   std::vector<std::string> read_only;
   for (const auto& c : configs) {
     if (!is_set(c)) continue;
-    const config::KeyDef* def = dynamic_only_broker_def(c.name);
-    if (def == nullptr) {
-      for (const auto& d : config::broker_config_defs()) {
-        if (d.name == c.name) def = &d;
-      }
-    }
+    const config::KeyDef* def = broker_def(c.name);
     if (def == nullptr) continue;
-    if (def->mode == config::UpdateMode::read_only && dynamic_only_broker_def(c.name) == nullptr) {
+    if (def->mode == config::UpdateMode::read_only) {
       read_only.push_back(c.name);
       continue;
     }
