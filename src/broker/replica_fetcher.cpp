@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/errors.h"
+#include "broker/follower_fetch.h"
 
 namespace weir::broker {
 
@@ -132,7 +133,7 @@ asio::awaitable<bool> ReplicaFetcher::fetch_once() {
       continue;  // Kafka's shouldFollowerThrottle: asked again next round
     }
     keys.push_back(key);
-    if (options_.durable && p->log().recovery_point() < p->log().log_end_offset()) {
+    if (follower_must_sync(*p, options_.durable)) {
       unsynced.push_back(PartitionRef{key.topic, key.partition});
     }
   }
@@ -173,9 +174,10 @@ asio::awaitable<bool> ReplicaFetcher::fetch_once() {
     auto& fp = req.topics.back().partitions.emplace_back();
     fp.partition = key.partition;
     fp.current_leader_epoch = it->second.leader_epoch;
-    fp.fetch_offset = p->log().log_end_offset();
-    fp.last_fetched_epoch = p->last_fetched_epoch();
-    fp.log_start_offset = p->log().log_start_offset();
+    const FollowerPosition at = follower_position(*p);
+    fp.fetch_offset = at.fetch_offset;
+    fp.last_fetched_epoch = at.last_fetched_epoch;
+    fp.log_start_offset = at.log_start_offset;
     fp.partition_max_bytes = options_.partition_max_bytes;
     sent.push_back(key);
   }
@@ -207,36 +209,39 @@ asio::awaitable<bool> ReplicaFetcher::fetch_once() {
       if (it == partitions_.end()) continue;  // no longer followed from here
       Partition* p = partitions_service_.local(shard_, PartitionRef{key.topic, key.partition});
       if (p == nullptr || p->is_leader() || p->leader_epoch() != it->second.leader_epoch) continue;
-      const std::int16_t error = pr.error_code;
-      if (error == 0) {
-        if (pr.diverging_epoch.epoch >= 0) {
-          if (const std::int16_t e = p->truncate_to_leader(pr.diverging_epoch.epoch, pr.diverging_epoch.end_offset);
-              e != 0) {
-            delay(key);
+      LeaderAnswer answer;
+      answer.error = pr.error_code;
+      answer.diverging_epoch = pr.diverging_epoch.epoch;
+      answer.diverging_end_offset = pr.diverging_epoch.end_offset;
+      if (pr.records) answer.records = std::as_bytes(std::span<const std::uint8_t>(*pr.records));
+      answer.high_watermark = pr.high_watermark;
+      answer.log_start_offset = pr.log_start_offset;
+      const FollowerOutcome out = apply_leader_answer(*p, answer);
+      switch (out.step) {
+        case FollowerStep::kAppended:
+          it->second.caught_up = out.caught_up;
+          if (options_.quota != nullptr && !answer.records.empty() &&
+              options_.quota->throttled(key.topic, key.partition)) {
+            options_.quota->record(static_cast<std::int64_t>(answer.records.size()), now_ms());
           }
-          continue;
-        }
-        std::span<const std::byte> records;
-        if (pr.records) records = std::as_bytes(std::span<const std::uint8_t>(*pr.records));
-        const FollowerAppend a = p->append_from_leader(records, pr.high_watermark, pr.log_start_offset);
-        it->second.caught_up = a.error == 0 && pr.high_watermark <= p->log().log_end_offset();
-        if (options_.quota != nullptr && !records.empty() && options_.quota->throttled(key.topic, key.partition)) {
-          options_.quota->record(static_cast<std::int64_t>(records.size()), now_ms());
-        }
-        if (a.error != 0) {
-          spdlog::warn("event=replica_append_failed partition={}-{} leader={} error={} message=\"{}\"", key.topic,
-                       key.partition, leader_, a.error, a.error_message);
+          break;
+        case FollowerStep::kTruncated:
+          break;
+        case FollowerStep::kOutOfRange:
+          out_of_range.push_back(key);
+          break;
+        case FollowerStep::kBackOff:
+          if (!out.message.empty()) {
+            spdlog::warn("event=replica_append_failed partition={}-{} leader={} error={} message=\"{}\"", key.topic,
+                         key.partition, leader_, out.error, out.message);
+            it->second.caught_up = false;
+          } else {
+            spdlog::info("event=replica_fetch_partition_error partition={}-{} leader={} error={}", key.topic,
+                         key.partition, leader_, out.error);
+          }
           delay(key);
-        }
-        continue;
+          break;
       }
-      if (error == code(ErrorCode::kOffsetOutOfRange)) {
-        out_of_range.push_back(key);
-        continue;
-      }
-      spdlog::info("event=replica_fetch_partition_error partition={}-{} leader={} error={}", key.topic, key.partition,
-                   leader_, error);
-      delay(key);
     }
   }
   for (const Key& key : out_of_range) co_await reset_out_of_range(key);
