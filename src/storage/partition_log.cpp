@@ -225,14 +225,14 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
     if (!tail && tail.error() != Errc::kCorruptMessage) return tail;
     if (!tail) {
       log::get("storage")->warn("event=unclean_tail_after_clean_shutdown {}", log::kv("dir", dir_.string()));
-      if (auto ok = recover_from(segments_.size() - 1); !ok) return ok;
+      if (auto ok = recover_from(segments_.size() - 1, hint.cleaner_checkpoint.value_or(-1)); !ok) return ok;
       recovered = true;
       scanned = 1;
     }
   } else {
     const std::size_t first = segment_index_for(hint.recovery_point);
     scanned = segments_.size() - first;
-    if (auto ok = recover_from(first); !ok) return ok;
+    if (auto ok = recover_from(first, hint.cleaner_checkpoint.value_or(-1)); !ok) return ok;
     recovered = true;
   }
   for (auto& segment : segments_) {  // rebuild missing indexes now rather than on first read
@@ -265,16 +265,30 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   return {};
 }
 
-Status<Errc> PartitionLog::recover_from(std::size_t first_index) {
+Status<Errc> PartitionLog::recover_from(std::size_t first_index, std::int64_t cleaned_below) {
   for (std::size_t i = first_index; i < segments_.size(); ++i) {
     Segment& segment = *segments_[i];
     auto cut = segment.recover([&](const BatchHeader& h) {
-      if (h.partition_leader_epoch >= 0) epochs_.assign(h.partition_leader_epoch, h.base_offset);
+      // Only epochs newer than the checkpoint's latest (Kafka's LogSegment.recover): a scan that
+      // starts inside an epoch must not move that epoch's start up to the first batch it sees
+      // (which would drop the epoch's real start, and every later epoch with it).
+      const auto latest = epochs_.latest();
+      if (h.partition_leader_epoch >= 0 && (!latest || h.partition_leader_epoch > latest->epoch)) {
+        epochs_.assign(h.partition_leader_epoch, h.base_offset);
+      }
     });
     if (!cut) return unexpected(cut.error());
     const bool overlaps_next = i + 1 < segments_.size() && *segment.next_offset() > segments_[i + 1]->base_offset();
-    if (*cut > 0 || overlaps_next) {
-      // Everything after the first invalid batch is gone, later segments included.
+    const bool short_of_next = i + 1 < segments_.size() && *segment.next_offset() < segments_[i + 1]->base_offset() &&
+                               segments_[i + 1]->base_offset() > cleaned_below;
+    if (short_of_next) {
+      log::get("storage")->warn("event=segment_tail_lost_on_recovery {} {} {}",
+                                log::kv("segment", segment.log_path().string()),
+                                log::kv("next_offset", *segment.next_offset()),
+                                log::kv("next_segment_base_offset", segments_[i + 1]->base_offset()));
+    }
+    if (*cut > 0 || overlaps_next || short_of_next) {
+      // Everything after the first invalid batch (or lost tail) is gone, later segments included.
       for (std::size_t j = i + 1; j < segments_.size(); ++j) {
         log::get("storage")->warn("event=segment_deleted_on_recovery {}",
                                   log::kv("segment", segments_[j]->log_path().string()));

@@ -327,7 +327,12 @@ class PartitionLog {
   [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
   [[nodiscard]] Status<Errc> finish_interrupted_swap();
   [[nodiscard]] Status<Errc> load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases);
-  [[nodiscard]] Status<Errc> recover_from(std::size_t first_index);
+  // Recovers the segments from first_index on. A segment that ends short of the next one's base
+  // lost its tail in a crash while the next segment's file survived (a directory sync, or the
+  // kernel's own writeback, made it durable first): everything after the gap is dropped, as after
+  // an invalid batch, so the log has no hole. Compaction leaves gaps between segments only up to
+  // the cleaner's checkpoint (cleaned_below; -1 none), and those are kept.
+  [[nodiscard]] Status<Errc> recover_from(std::size_t first_index, std::int64_t cleaned_below);
   [[nodiscard]] SegmentConfig segment_config() const noexcept;
   [[nodiscard]] Segment& active() const noexcept { return *segments_.back(); }
   // The index of the last segment with base offset <= offset (0 if offset is below them all).

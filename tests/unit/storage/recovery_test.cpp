@@ -228,6 +228,58 @@ TEST_F(RecoveryTest, LeaderEpochsAreRelearnedFromBatches) {
   EXPECT_EQ(log->epoch_entries(), (std::vector<EpochEntry>{{1, 0}, {4, 2}}));
 }
 
+// Found by tests/sim: a roll's new segment can reach the disk (a directory sync of the
+// partition, e.g. the leader-epoch checkpoint's, or the kernel's writeback) while the old
+// segment's last writes do not. The log must not come back with a hole between the two.
+TEST_F(RecoveryTest, ASegmentThatLostItsTailDropsTheSegmentsAfterIt) {
+  append_durably(3);
+  append(2);  // offsets 3-4: written, not synced
+  ASSERT_TRUE(log->roll().has_value());
+  ASSERT_TRUE(fs.sync_directory(dir()).has_value());  // the new segment's entry is durable
+  append_durably(1);                                  // offset 5 in the new segment: its sync also covers 3-4 ...
+  log.reset();
+  // ... so lose the old segment's tail by hand: the disk kept the new segment's file only.
+  std::filesystem::resize_file(file(0, ".log"),
+                               std::filesystem::file_size(file(0, ".log")) - (make_batch(2, clock.wall_ms()).size()));
+  open({.clean_shutdown = false, .recovery_point = 3});
+  EXPECT_EQ(log->log_end_offset(), 3) << "no hole at 3-4 under a segment at 5";
+  EXPECT_EQ(log->segment_count(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(file(5, ".log")));
+}
+
+// Compaction leaves gaps between segments below the cleaner's checkpoint; those are kept.
+TEST_F(RecoveryTest, AGapBelowTheCleanerCheckpointIsKept) {
+  append_durably(3);
+  ASSERT_TRUE(log->roll().has_value());
+  append_durably(2);
+  log.reset();
+  // Segment 0 ends at 3; rename the second one to start at 5, as cleaning would leave it.
+  for (const char* suffix : {".log", ".index", ".timeindex"}) {
+    if (std::filesystem::exists(file(3, suffix))) std::filesystem::rename(file(3, suffix), file(5, suffix));
+  }
+  open({.clean_shutdown = false, .recovery_point = 0, .cleaner_checkpoint = 7});
+  EXPECT_EQ(log->segment_count(), 2u);
+}
+
+// Found by tests/sim: recovery that starts inside an epoch keeps the epoch's start from the
+// checkpoint (Kafka's LogSegment.recover assigns only newer epochs). It used to move epoch 5's
+// start up to the first batch it scanned, dropping every later epoch with it, so a follower's
+// next truncation went below its high watermark.
+TEST_F(RecoveryTest, RecoveryInsideAnEpochKeepsTheEpochsCheckpointedStart) {
+  config.segment_bytes = 1 << 20;
+  append(2, 16, 3);
+  append(2, 16, 5);  // epoch 5 starts at 2
+  ASSERT_TRUE(log->flush().has_value());
+  ASSERT_TRUE(log->roll().has_value());
+  append(2, 16, 5);  // 4-5, in the next segment
+  append(1, 16, 6);  // epoch 6 at 6
+  ASSERT_TRUE(log->flush().has_value());
+  ASSERT_EQ(log->epoch_entries(), (std::vector<EpochEntry>{{3, 0}, {5, 2}, {6, 6}}));
+  log.reset();
+  open({.clean_shutdown = false, .recovery_point = 4});  // scans the segment at 4 only
+  EXPECT_EQ(log->epoch_entries(), (std::vector<EpochEntry>{{3, 0}, {5, 2}, {6, 6}}));
+}
+
 TEST_F(RecoveryTest, LeftoversOfInterruptedOperationsAreRemoved) {
   append(1);
   ASSERT_TRUE(log->close().has_value());
