@@ -15,6 +15,7 @@ enum class ErrorCode : std::int16_t {
   kLeaderNotAvailable = 5,
   kNotLeaderOrFollower = 6,
   kRequestTimedOut = 7,
+  kBrokerNotAvailable = 8,
   kMessageTooLarge = 10,
   kOffsetMetadataTooLarge = 12,
   kNetworkException = 13,
@@ -54,6 +55,7 @@ enum class ErrorCode : std::int16_t {
   kTransactionCoordinatorFenced = 52,
   kTransactionalIdAuthorizationFailed = 53,
   kSecurityDisabled = 54,
+  kOperationNotAttempted = 55,
   kKafkaStorageError = 56,
   kSaslAuthenticationFailed = 58,
   kUnknownProducerId = 59,
@@ -71,6 +73,7 @@ enum class ErrorCode : std::int16_t {
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
   kFetchSessionTopicIdError = 106,
+  kIneligibleReplica = 107,
   kTransactionAbortable = 120,
 };
 

@@ -343,6 +343,7 @@ PartitionRead Partition::read_for_follower(const FollowerFetch& f) {
 
 std::optional<IsrProposal> Partition::maybe_shrink_isr() {
   if (role_ != Role::kLeader) return std::nullopt;
+  if (auto again = tracker_.take_resend()) return again;
   return tracker_.maybe_shrink(log_->log_end_offset(), log_->clock().now_ms(), replica_lag_ms_);
 }
 
@@ -350,7 +351,20 @@ void Partition::isr_change_answered(std::int16_t error, const std::vector<std::i
                                     std::int32_t partition_epoch) {
   if (role_ != Role::kLeader) return;
   if (error != 0) {
-    tracker_.failed();
+    // Kafka's handleAlterPartitionError: only these say the change was not applied. After any
+    // other error the controller may have applied it (a lost answer, a retry that met its own
+    // earlier success): dropping it would let the high watermark pass an ISR member the
+    // controller counts, and a later leader from that ISR would lack acknowledged records.
+    if (error == code(ErrorCode::kIneligibleReplica) || error == code(ErrorCode::kOperationNotAttempted)) {
+      tracker_.failed();
+    } else {
+      const bool request_failed = error == code(ErrorCode::kRequestTimedOut) ||
+                                  error == code(ErrorCode::kNotController) ||
+                                  error == code(ErrorCode::kUnknownServerError) ||
+                                  error == code(ErrorCode::kBrokerNotAvailable) ||
+                                  error == code(ErrorCode::kNetworkException);
+      tracker_.unanswered(request_failed);
+    }
     return;
   }
   tracker_.committed(isr, partition_epoch);
@@ -471,6 +485,10 @@ std::int16_t Partition::truncate_to_leader(std::int32_t epoch, std::int64_t end_
     }
   }
   target = std::min(target, log_->log_end_offset());
+#ifdef WEIR_SIM_MUTATION_TRUNCATE_BELOW_HW
+  // Deliberately wrong, for tests/sim's mutation check only: one offset too far.
+  if (target > 0) --target;
+#endif
   if (auto ok = log_->truncate_to(target); !ok) return code(storage_error_code(ok.error()));
   spdlog::info("event=replica_truncated partition={}-{} epoch={} offset={} log_end_offset={}", topic_, index_, epoch,
                target, log_->log_end_offset());

@@ -13,6 +13,7 @@ void ReplicaTracker::reset(std::int32_t self, const std::vector<std::int32_t>& r
   leader_epoch_ = leader_epoch;
   partition_epoch_ = partition_epoch;
   pending_.reset();
+  resend_ = false;
   followers_.clear();
   for (std::int32_t id : replicas) {
     if (id == self) continue;
@@ -28,7 +29,10 @@ void ReplicaTracker::reset(std::int32_t self, const std::vector<std::int32_t>& r
 void ReplicaTracker::update_from_metadata(const std::vector<std::int32_t>& replicas,
                                           const std::vector<std::int32_t>& isr, std::int32_t partition_epoch) {
   if (partition_epoch < partition_epoch_) return;
-  if (partition_epoch > partition_epoch_) pending_.reset();
+  if (partition_epoch > partition_epoch_) {
+    pending_.reset();
+    resend_ = false;
+  }
   partition_epoch_ = partition_epoch;
   isr_ = isr;
   if (replicas != replicas_) {
@@ -49,6 +53,7 @@ void ReplicaTracker::update_from_metadata(const std::vector<std::int32_t>& repli
 
 void ReplicaTracker::committed(const std::vector<std::int32_t>& isr, std::int32_t partition_epoch) {
   pending_.reset();
+  resend_ = false;
   if (partition_epoch < partition_epoch_) return;
   partition_epoch_ = partition_epoch;
   isr_ = isr;
@@ -82,9 +87,19 @@ std::optional<std::int64_t> ReplicaTracker::high_watermark(std::int64_t leader_l
   for (const Follower& f : followers_) {
     const bool counted = std::ranges::find(maximal, f.id) != maximal.end() ||
                          (caught_up(f, leader_log_end, now_ms, lag_ms) && eligible && eligible(f.id));
+#ifndef WEIR_SIM_MUTATION_HW_BEFORE_ISR
     // A counted follower that has not fetched yet holds the high watermark where it is.
     if (counted && f.log_end_offset < hw) hw = f.log_end_offset;
   }
+#else
+    // Deliberately wrong, for tests/sim's mutation check only: the furthest follower decides,
+    // so the high watermark passes data the rest of the ISR does not have.
+    (void)counted;
+  }
+  std::int64_t furthest = -1;
+  for (const Follower& f : followers_) furthest = std::max(furthest, f.log_end_offset);
+  hw = std::min(hw, furthest);
+#endif
   return hw;
 }
 
@@ -113,6 +128,14 @@ std::optional<IsrProposal> ReplicaTracker::maybe_shrink(std::int64_t leader_log_
   }
   if (!dropped) return std::nullopt;
   return propose(std::move(isr), false);
+}
+
+std::optional<IsrProposal> ReplicaTracker::take_resend() {
+  if (!resend_ || !pending_) return std::nullopt;
+  resend_ = false;
+  std::vector<std::int32_t> isr = *pending_;
+  const bool expand = isr.size() > isr_.size();
+  return propose(std::move(isr), expand);
 }
 
 IsrProposal ReplicaTracker::propose(std::vector<std::int32_t> isr, bool expand) {

@@ -61,8 +61,19 @@ class ReplicaTracker {
                             std::int32_t partition_epoch);
   // The controller accepted a change: the ISR and partition epoch it answered.
   void committed(const std::vector<std::int32_t>& isr, std::int32_t partition_epoch);
-  // The change in flight failed; the ISR stays as it was (the metadata will tell what happened).
-  void failed() { pending_.reset(); }
+  // The controller answered that the change in flight was not applied (INELIGIBLE_REPLICA,
+  // OPERATION_NOT_ATTEMPTED): the ISR stays as it was.
+  void failed() {
+    pending_.reset();
+    resend_ = false;
+  }
+  // Any other failure: whether the controller applied the change is not known, so it stays in
+  // flight (its members keep counting, Kafka's PendingExpandIsr / PendingShrinkIsr) until the
+  // metadata shows the outcome; with `resend` (the request itself failed: a timeout, no
+  // controller) it is sent again by the next lag check (Kafka's AlterPartitionManager retries).
+  void unanswered(bool resend) { resend_ = pending_.has_value() && resend; }
+  // The change in flight, to send again, once per unanswered(true).
+  [[nodiscard]] std::optional<IsrProposal> take_resend();
 
   // A follower's fetch at fetch_offset while the leader's log ended at leader_log_end. False
   // when `id` is not a replica of the partition.
@@ -111,6 +122,7 @@ class ReplicaTracker {
   std::int32_t partition_epoch_ = -1;
   std::vector<Follower> followers_;  // every replica but the leader
   std::optional<std::vector<std::int32_t>> pending_;  // the ISR asked for
+  bool resend_ = false;
 };
 
 }  // namespace weir::broker

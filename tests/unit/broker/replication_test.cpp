@@ -104,6 +104,44 @@ TEST(ReplicaTrackerTest, AFollowerJoinsOnceAtTheHighWatermarkAndTheEpochStart) {
   EXPECT_EQ(t.isr(), (std::vector<std::int32_t>{1, 3}));
 }
 
+// Found by tests/sim: an expansion whose answer was lost (the controller had applied it) used to
+// be dropped, so the leader's high watermark passed a member the controller counted in the ISR;
+// a later leader from that ISR then lacked acknowledged records. As Kafka's
+// handleAlterPartitionError, only INELIGIBLE_REPLICA / OPERATION_NOT_ATTEMPTED drop the change.
+TEST(ReplicaTrackerTest, AnUnansweredIsrChangeStaysInFlightAndIsSentAgain) {
+  ReplicaTracker t;
+  t.reset(1, {1, 2, 3}, {1, 2}, 0, 4, 0);
+  ASSERT_TRUE(t.on_fetch(2, 20, 0, 5, 10, 20));
+  ASSERT_TRUE(t.on_fetch(3, 15, 0, 6, 10, 20));
+  ASSERT_TRUE(t.maybe_expand(3, 15, 0, true).has_value());
+  t.unanswered(/*resend=*/true);  // the request timed out
+  EXPECT_TRUE(t.in_flight());
+  EXPECT_EQ(t.maximal_isr(), (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_EQ(t.high_watermark(20, 11, 30000, 2, kAnyone), 15) << "member 3 still holds the high watermark";
+  const auto again = t.take_resend();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->partition_epoch, 4);
+  ASSERT_EQ(again->new_isr.size(), 3u);
+  EXPECT_EQ(again->new_isr[2].broker_id, 3);
+  EXPECT_FALSE(t.take_resend().has_value()) << "once per failure";
+  // INVALID_UPDATE_VERSION (it was applied meanwhile): in flight until the metadata tells.
+  t.unanswered(/*resend=*/false);
+  EXPECT_FALSE(t.take_resend().has_value());
+  EXPECT_EQ(t.high_watermark(20, 11, 30000, 2, kAnyone), 15);
+  t.update_from_metadata({1, 2, 3}, {1, 2, 3}, 5);
+  EXPECT_FALSE(t.in_flight());
+  EXPECT_EQ(t.isr(), (std::vector<std::int32_t>{1, 2, 3}));
+  // INELIGIBLE_REPLICA: not applied, dropped.
+  ReplicaTracker u;
+  u.reset(1, {1, 2, 3}, {1, 2}, 0, 4, 0);
+  ASSERT_TRUE(u.on_fetch(3, 15, 0, 6, 10, 20));
+  ASSERT_TRUE(u.on_fetch(2, 20, 0, 5, 10, 20));
+  ASSERT_TRUE(u.maybe_expand(3, 15, 0, true).has_value());
+  u.failed();
+  EXPECT_FALSE(u.in_flight());
+  EXPECT_EQ(u.maximal_isr(), (std::vector<std::int32_t>{1, 2}));
+}
+
 TEST(ReplicaTrackerTest, TheMetadataReplacesTheIsrAtANewerPartitionEpoch) {
   ReplicaTracker t;
   t.reset(1, {1, 2, 3}, {1, 2, 3}, 0, 5, 0);
