@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage \
-        librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-cluster peer-librdkafka-all
+        sim-slow librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-cluster peer-librdkafka-all
 
 deps:
 	@scripts/install-build-deps.sh
@@ -50,6 +50,12 @@ test: test-deps build
 	$(MAKE) --no-print-directory scenario
 	$(MAKE) --no-print-directory peer-librdkafka-smoke
 	$(MAKE) --no-print-directory peer-librdkafka-cluster
+
+# The replication simulation's long run (tests/sim/README.md): 10,000 seeded schedules, ~11 minutes.
+# `make test` runs seeds 1..1500 (ctest sim.schedules). e.g. make sim-slow SIM_ARGS="--first 20001"
+SIM_ARGS ?=
+sim-slow: build
+	$(BUILD)/tests/sim/weir_sim --seeds 10000 $(SIM_ARGS)
 
 # Longer runs: the full differential suite and peer suites.
 test-all: test-deps build unit compat fuzz
