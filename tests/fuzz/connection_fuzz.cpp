@@ -12,11 +12,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -91,14 +93,44 @@ Expected expected_answers(std::span<const std::uint8_t> stream) {
   return e;
 }
 
+// libFuzzer's -timeout timer (SIGALRM) interrupts blocking calls in this thread: EINTR is
+// retried everywhere below, or an interrupted call would look like a broker that did not answer.
 bool read_exact(int fd, std::uint8_t* out, std::size_t n) {
   while (n > 0) {
     const ssize_t r = ::recv(fd, out, n, 0);
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return false;
     out += r;
     n -= static_cast<std::size_t>(r);
   }
   return true;
+}
+
+bool send_all(int fd, const std::uint8_t* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    data += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// connect(2) interrupted by a signal goes on in the background: wait for it and take its result.
+bool connect_to(int fd, const sockaddr_in& addr) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return true;
+  if (errno != EINTR) return false;
+  pollfd p{fd, POLLOUT, 0};
+  while (true) {
+    const int r = ::poll(&p, 1, 5000);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    break;
+  }
+  int err = 0;
+  socklen_t len = sizeof err;
+  return ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
 }
 
 }  // namespace
@@ -116,7 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   addr.sin_family = AF_INET;
   addr.sin_port = htons(srv.bound_ports().front());
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) std::abort();
+  if (!connect_to(fd, addr)) std::abort();
   const int one = 1;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   timeval tv{5, 0};
@@ -125,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The broker may close early (bad size): a failed send is not a failure of the property.
   for (std::size_t at = 0; at < stream.size(); at += piece) {
     const std::size_t n = std::min(piece, stream.size() - at);
-    if (::send(fd, stream.data() + at, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) break;
+    if (!send_all(fd, stream.data() + at, n)) break;
   }
   for (const auto& answer : want.answers) {
     std::uint8_t prefix[4];
