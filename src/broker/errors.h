@@ -70,10 +70,12 @@ enum class ErrorCode : std::int16_t {
   kMemberIdRequired = 79,
   kGroupMaxSizeReached = 81,
   kFencedInstanceId = 82,
+  kInvalidUpdateVersion = 95,
   kUnknownTopicId = 100,
   kInconsistentTopicId = 103,
   kFetchSessionTopicIdError = 106,
   kIneligibleReplica = 107,
+  kNewLeaderElected = 108,
   kTransactionAbortable = 120,
 };
 

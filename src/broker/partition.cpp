@@ -351,19 +351,20 @@ void Partition::isr_change_answered(std::int16_t error, const std::vector<std::i
                                     std::int32_t partition_epoch) {
   if (role_ != Role::kLeader) return;
   if (error != 0) {
-    // Kafka's handleAlterPartitionError: only these say the change was not applied. After any
-    // other error the controller may have applied it (a lost answer, a retry that met its own
-    // earlier success): dropping it would let the high watermark pass an ISR member the
-    // controller counts, and a later leader from that ISR would lack acknowledged records.
-    if (error == code(ErrorCode::kIneligibleReplica) || error == code(ErrorCode::kOperationNotAttempted)) {
-      tracker_.failed();
-    } else {
-      const bool request_failed = error == code(ErrorCode::kRequestTimedOut) ||
-                                  error == code(ErrorCode::kNotController) ||
-                                  error == code(ErrorCode::kUnknownServerError) ||
-                                  error == code(ErrorCode::kBrokerNotAvailable) ||
-                                  error == code(ErrorCode::kNetworkException);
-      tracker_.unanswered(request_failed);
+    // The controller may have applied the change after any error but two (a lost answer, a
+    // retry that met its own earlier success): dropping it would let the high watermark pass an
+    // ISR member the controller counts, and a later leader from that ISR would lack
+    // acknowledged records.
+    switch (classify_isr_change_error(error)) {
+      case IsrChangeFailure::kNotApplied:
+        tracker_.failed();
+        break;
+      case IsrChangeFailure::kAwaitMetadata:
+        tracker_.unanswered(/*resend=*/false);
+        break;
+      case IsrChangeFailure::kResend:
+        tracker_.unanswered(/*resend=*/true);
+        break;
     }
     return;
   }

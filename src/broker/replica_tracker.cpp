@@ -2,7 +2,26 @@
 
 #include <algorithm>
 
+#include "broker/errors.h"
+
 namespace weir::broker {
+
+IsrChangeFailure classify_isr_change_error(std::int16_t error) {
+  switch (static_cast<ErrorCode>(error)) {
+    case ErrorCode::kIneligibleReplica:
+    case ErrorCode::kOperationNotAttempted:
+      return IsrChangeFailure::kNotApplied;
+    case ErrorCode::kUnknownTopicOrPartition:
+    case ErrorCode::kUnknownTopicId:
+    case ErrorCode::kFencedLeaderEpoch:
+    case ErrorCode::kInvalidUpdateVersion:
+    case ErrorCode::kInvalidRequest:
+    case ErrorCode::kNewLeaderElected:
+      return IsrChangeFailure::kAwaitMetadata;
+    default:
+      return IsrChangeFailure::kResend;
+  }
+}
 
 void ReplicaTracker::reset(std::int32_t self, const std::vector<std::int32_t>& replicas,
                            const std::vector<std::int32_t>& isr, std::int32_t leader_epoch,

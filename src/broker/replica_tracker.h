@@ -25,6 +25,15 @@
 
 namespace weir::broker {
 
+// What a leader does with an AlterPartition error for its ISR change in flight, as Kafka's
+// Partition.handleAlterPartitionError: INELIGIBLE_REPLICA and OPERATION_NOT_ATTEMPTED say it was
+// not applied (drop it); UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, FENCED_LEADER_EPOCH,
+// INVALID_UPDATE_VERSION, INVALID_REQUEST and NEW_LEADER_ELECTED say the leader's view is out of
+// date (keep it in flight until new metadata settles it); anything else, a failed request
+// included (timeout, no controller), sends it again.
+enum class IsrChangeFailure { kNotApplied, kAwaitMetadata, kResend };
+[[nodiscard]] IsrChangeFailure classify_isr_change_error(std::int16_t error);
+
 // One member of a proposed ISR, with the broker epoch its fetches carried (-1: unknown).
 struct IsrMember {
   std::int32_t broker_id = -1;
@@ -69,8 +78,8 @@ class ReplicaTracker {
   }
   // Any other failure: whether the controller applied the change is not known, so it stays in
   // flight (its members keep counting, Kafka's PendingExpandIsr / PendingShrinkIsr) until the
-  // metadata shows the outcome; with `resend` (the request itself failed: a timeout, no
-  // controller) it is sent again by the next lag check (Kafka's AlterPartitionManager retries).
+  // metadata shows the outcome; with `resend` it is sent again by the next lag check (see
+  // classify_isr_change_error).
   void unanswered(bool resend) { resend_ = pending_.has_value() && resend; }
   // The change in flight, to send again, once per unanswered(true).
   [[nodiscard]] std::optional<IsrProposal> take_resend();

@@ -88,7 +88,7 @@ const std::string kTopic = "t";
 // The controller's answers (Kafka's error codes).
 constexpr std::int16_t kStaleBrokerEpoch = 77;
 constexpr std::int16_t kIneligibleReplica = 107;
-constexpr std::int16_t kInvalidUpdateVersion = 108;
+constexpr std::int16_t kInvalidUpdateVersion = 95;
 
 struct Violation : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -104,6 +104,19 @@ TEST(ReplicaTrackerTest, AFollowerJoinsOnceAtTheHighWatermarkAndTheEpochStart) {
   EXPECT_EQ(t.isr(), (std::vector<std::int32_t>{1, 3}));
 }
 
+// Kafka's handleAlterPartitionError, code by code.
+TEST(ReplicaTrackerTest, AlterPartitionErrorsAreClassifiedAsKafkaDoes) {
+  EXPECT_EQ(classify_isr_change_error(107), IsrChangeFailure::kNotApplied);  // INELIGIBLE_REPLICA
+  EXPECT_EQ(classify_isr_change_error(55), IsrChangeFailure::kNotApplied);   // OPERATION_NOT_ATTEMPTED
+  for (std::int16_t awaits : {3, 100, 74, 95, 42, 108}) {
+    EXPECT_EQ(classify_isr_change_error(awaits), IsrChangeFailure::kAwaitMetadata) << awaits;
+  }
+  // A failed request (timeout, no controller, network) and anything unexpected: sent again.
+  for (std::int16_t resend : {7, 41, 8, 13, -1, 77, 6}) {
+    EXPECT_EQ(classify_isr_change_error(resend), IsrChangeFailure::kResend) << resend;
+  }
+}
+
 // Found by tests/sim: an expansion whose answer was lost (the controller had applied it) used to
 // be dropped, so the leader's high watermark passed a member the controller counted in the ISR;
 // a later leader from that ISR then lacked acknowledged records. As Kafka's
