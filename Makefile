@@ -12,7 +12,7 @@ VENV := .cache/venv
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage \
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage bench-cluster \
         sim-slow librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-cluster peer-librdkafka-all
 
 deps:
@@ -101,6 +101,10 @@ BENCH_ARGS ?=
 # writes bench/results/latest.{json,md}. e.g. make bench BENCH_ARGS="-n 5 --records 500000"
 bench: test-deps build
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/run.py $(BENCH_ARGS)
+
+# Replication: 3 weir brokers vs 3 Kafka brokers (bench/cluster_bench.py, ~25 min on 2 cores).
+bench-cluster: test-deps build
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/cluster_bench.py $(BENCH_ARGS)
 
 format:
 	clang-format-19 -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')

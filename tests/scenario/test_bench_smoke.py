@@ -59,3 +59,27 @@ def test_bench_smoke_run_measures_both_brokers(tmp_path):
     assert not [k for k in LIMITS if data["limits"].get(k) is None]
     table = (out / "latest.md").read_text()
     assert "| metric |" in table and "weir/Kafka" in table
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_cluster_bench_smoke_run_measures_both_clusters(tmp_path):
+    """bench/cluster_bench.py --smoke: three 3-broker clusters (weir, weir without syncs, Kafka)
+    each answered every client, nothing failed during the leader kill, every metric is there.
+    `slow`: three cluster start-ups take minutes on 2 cores."""
+    out = tmp_path / "results"
+    argv = [sys.executable, str(ROOT / "bench" / "cluster_bench.py"), "--smoke", "--out", str(out),
+            "--workdir", str(tmp_path / "work")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=840, cwd=ROOT,
+                          env={**os.environ, "WEIR_BIN": str(weir_bin())})
+    assert proc.returncode == 0, f"bench/cluster_bench.py --smoke failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    data = json.loads((out / "cluster.json").read_text())
+    assert data["smoke"] is True and data["both_answered"] is True
+    sys.path.insert(0, str(ROOT / "bench"))
+    import cluster_bench  # noqa: E402  (its metric list)
+    for kind in ("weir", "kafka"):
+        missing = [k for k in cluster_bench.METRIC_KEYS if data["median"][kind].get(k) is None]
+        assert not missing, f"{kind} lacks {missing}"
+        assert data["median"][kind]["failover_errors"] == 0, "an idempotent producer lost records in the failover"
+    table = (out / "cluster.md").read_text()
+    assert "| metric |" in table and "weir/Kafka" in table

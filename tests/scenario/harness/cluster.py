@@ -456,8 +456,7 @@ class ClusterKafkaBroker(_NodeControl, KafkaBroker):
 class ClusterWeirBroker(_NodeControl, WeirBroker):
     """A weir broker in broker mode (process.roles=broker) under a KafkaQuorum.
 
-    NOT RUNNABLE YET: `weir format` and broker mode are being added by the integrator. The
-    class writes the same server.properties a ClusterKafkaBroker gets, formats its log dir once
+    The class writes the same server.properties a ClusterKafkaBroker gets, formats its log dir once
     with `weir format -t <cluster id> -c server.properties [--feature f=l ...]` (the flags of
     kafka-storage format) and starts `weir serve --config server.properties`. Ready when
     Metadata from it lists it (registered with the controller and unfenced).
