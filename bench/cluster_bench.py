@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests" / "scenario"))
 
 import run as single  # noqa: E402  (bench/run.py: perf-test runner, /proc readers, report helpers)
 from harness import procs  # noqa: E402
-from harness.cluster import Cluster  # noqa: E402
+from harness.cluster import Cluster, wait_for  # noqa: E402
 from harness.kafka import KAFKA_VERSION  # noqa: E402
 
 from confluent_kafka import Producer  # noqa: E402
@@ -109,12 +109,13 @@ def cpu_total(cluster: Cluster) -> float:
     return sum(single.cpu_seconds(pid) for pid in broker_pids(cluster))
 
 
-def produce_runs(cluster: Cluster, prefix: str, config: dict, cfg, out: dict, mode: str) -> float:
-    """Throughput (1 and 6 partitions) and fixed-rate latency on topics with `config`; returns
-    the brokers' CPU seconds spent over the throughput runs."""
+def produce_runs(cluster: Cluster, mode: str, config: dict, cfg, out: dict) -> float:
+    """Throughput (1 and 6 partitions) and fixed-rate latency on topics `<mode>-...` with
+    `config`, results under `<mode>_...`; returns the brokers' CPU seconds over the throughput
+    runs."""
     cpu = 0.0
     for p in PARTITION_CASES:
-        topic = f"{prefix}-p{p}"
+        topic = f"{mode}-p{p}"
         create_topic(cluster, topic, p, config)
         before = cpu_total(cluster)
         r = single.perf_test(cluster.bootstrap, topic, cfg.records, "all")
@@ -122,7 +123,7 @@ def produce_runs(cluster: Cluster, prefix: str, config: dict, cfg, out: dict, mo
         out[f"{mode}_p{p}_mbps"] = r["mbps"]
         out[f"{mode}_p{p}_rps"] = r["rps"]
         log(f"  {mode} p{p}: {r['mbps']:.1f} MiB/s, p99 {r['p99_ms']} ms at full speed")
-    topic = f"{prefix}-latency"
+    topic = f"{mode}-latency"
     create_topic(cluster, topic, 1, config)
     r = single.perf_test(cluster.bootstrap, topic, int(cfg.latency_rate * cfg.latency_seconds), "all",
                          throughput=cfg.latency_rate)
@@ -198,13 +199,13 @@ def failover_and_catchup(cluster: Cluster, cfg, out: dict) -> None:
     create_topic(cluster, topic, 1)
     clock = AckClock(cluster.bootstrap, topic, cfg.failover_rate).start()
     try:
-        single_wait(lambda: len(clock.acked) >= cfg.failover_rate * 2, 60, "the producer's first acks")
+        wait_for("the producer's first acks", lambda: len(clock.acked) >= cfg.failover_rate * 2, 60, interval=0.05)
         leader = cluster.leader_of(topic, 0)
         t_kill = time.monotonic()
         cluster.kill(leader)
-        single_wait(lambda: clock.first_ack_of_a_record_sent_after(t_kill) is not None, 120,
-                    "an acknowledgement after the leader's kill")
-        out["failover_s"] = clock.first_ack_of_a_record_sent_after(t_kill) - t_kill
+        first_ack = wait_for("an acknowledgement after the leader's kill",
+                             lambda: clock.first_ack_of_a_record_sent_after(t_kill), 120, interval=0.05)
+        out["failover_s"] = first_ack - t_kill
         log(f"  failover: {out['failover_s']:.2f} s (broker {leader} killed)")
         time.sleep(1.0)
     finally:
@@ -226,14 +227,6 @@ def failover_and_catchup(cluster: Cluster, cfg, out: dict) -> None:
         f"({out['restart_to_isr_s']:.2f} s after the process start)")
 
 
-def single_wait(fn, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not fn():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def run_cluster(name: str, workdir: Path, cfg) -> dict:
     kinds = ("kafka",) * 3 if name == "kafka" else ("weir",) * 3
     overrides = {"flush.on.acks.all": "false"} if name == "weir-nosync" else None
@@ -244,15 +237,15 @@ def run_cluster(name: str, workdir: Path, cfg) -> dict:
         cluster.start()
         out["cluster_start_s"] = cluster.start_seconds
         if name == "weir":
-            cpu = produce_runs(cluster, "durable", {}, cfg, out, "durable")
+            cpu = produce_runs(cluster, "durable", {}, cfg, out)
             out["cpu_s_per_gb"] = cpu / (len(PARTITION_CASES) * cfg.records * RECORD_SIZE / GIB)
             memory(cluster, out)
             failover_and_catchup(cluster, cfg, out)
         elif name == "weir-nosync":
-            produce_runs(cluster, "nosync", {}, cfg, out, "nosync")
+            produce_runs(cluster, "nosync", {}, cfg, out)
         else:
-            produce_runs(cluster, "durable", {"flush.messages": "1"}, cfg, out, "durable")
-            cpu = produce_runs(cluster, "nosync", {}, cfg, out, "nosync")
+            produce_runs(cluster, "durable", {"flush.messages": "1"}, cfg, out)
+            cpu = produce_runs(cluster, "nosync", {}, cfg, out)
             out["cpu_s_per_gb"] = cpu / (len(PARTITION_CASES) * cfg.records * RECORD_SIZE / GIB)
             memory(cluster, out)
             failover_and_catchup(cluster, cfg, out)

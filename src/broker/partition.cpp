@@ -355,16 +355,11 @@ void Partition::isr_change_answered(std::int16_t error, const std::vector<std::i
     // retry that met its own earlier success): dropping it would let the high watermark pass an
     // ISR member the controller counts, and a later leader from that ISR would lack
     // acknowledged records.
-    switch (classify_isr_change_error(error)) {
-      case IsrChangeFailure::kNotApplied:
-        tracker_.failed();
-        break;
-      case IsrChangeFailure::kAwaitMetadata:
-        tracker_.unanswered(/*resend=*/false);
-        break;
-      case IsrChangeFailure::kResend:
-        tracker_.unanswered(/*resend=*/true);
-        break;
+    const IsrChangeFailure failure = classify_isr_change_error(error);
+    if (failure == IsrChangeFailure::kNotApplied) {
+      tracker_.failed();
+    } else {
+      tracker_.unanswered(/*resend=*/failure == IsrChangeFailure::kResend);
     }
     return;
   }
