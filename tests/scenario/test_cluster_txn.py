@@ -86,6 +86,9 @@ def run_transactions(bootstrap: str, topic: str, txn_id: str, group: str, commit
                 for q in range(PARTITIONS):
                     committed[q].append(f"{txn_id}-t{t}-p{q}")
             else:
+                # abort_transaction purges records still queued in the client (linger.ms), which
+                # would leave this partition a record short; every record is written, then aborted.
+                assert p.flush(60) == 0
                 p.abort_transaction(60)
     finally:
         meta_consumer.close()
