@@ -3,7 +3,7 @@ controller, the representative subset that runs in `make test` (issue 15).
 
 Parametrized by broker kinds like test_cluster_replication.py: "kafka" (three Kafka brokers, the
 oracle; `slow`, run with `-m slow`) and "weir" (three weir brokers; not slow: this is the
-make-test part, skipped until weir replicates). The bodies do not change when it is enabled.
+make-test part).
 
   - test_isr_shrinks_expands_and_leader_kill_loses_nothing: RF=3, min.insync.replicas=2,
     replica.lag.time.max.ms=3000, an idempotent acks=all producer of a numbered sequence running
@@ -38,7 +38,6 @@ BROKER_OVERRIDES = {
 # The controller never moves a leadership back to the preferred replica on its own (default every
 # 300 s): the leader a test elected by a fault stays the leader until the test's next fault.
 CONTROLLER_OVERRIDES = {"auto.leader.rebalance.enable": False}
-NOT_YET = "weir brokers do not replicate yet"
 
 
 @pytest.fixture(params=[

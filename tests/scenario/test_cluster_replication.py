@@ -1,8 +1,8 @@
 """Seed 004: replication under faults in a 3-broker cluster with one Kafka 4.3.1 controller.
 
-Parametrized by broker kinds. Today only "kafka" runs (three Kafka brokers): it is the oracle weir
-will be held to. The "weir" and "mixed" parameters are skipped until weir replicates (the next
-increment of issue 15); the bodies do not change when they are enabled.
+Parametrized by broker kinds: three Kafka brokers (the oracle weir is held to), three weir brokers,
+and a mixed cluster (broker 1 weir, 2 and 3 Kafka). The short form of these checks is in
+test_cluster_isr.py (in `make test`).
 
   - RF=3, min.insync.replicas=2: with both followers stopped an acks=all produce fails with
     NOT_ENOUGH_REPLICAS, nothing acknowledged is lost, `kafka-topics --describe
@@ -35,7 +35,6 @@ BROKER_OVERRIDES = {
     "unclean.leader.election.enable": False,
     "auto.create.topics.enable": False,
 }
-NOT_YET = "weir brokers do not replicate yet (issue 15, next increment)"
 
 
 @pytest.fixture(params=[
