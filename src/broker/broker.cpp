@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <limits>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -56,6 +58,27 @@ net::Reply encode_reply(std::int16_t api_key, std::int16_t header_version_of, st
 std::int64_t monotonic_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// A broker in a cluster whose log directory failed stops at once, as a Kafka broker halts when
+// its last live log directory goes offline: the controller then fences it and moves the
+// leadership of its partitions to replicas in the ISR, where a broker that stayed up would keep
+// leading partitions it can no longer write. weir has one log directory, so its first disk
+// failure is its last. The first failure wins; a thread failing meanwhile returns its error.
+[[noreturn]] void halt_on_log_dir_failure(const std::string& dir, const storage::IoFailure& failure) {
+  static std::atomic<bool> halting{false};
+  if (halting.exchange(true)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // the first thread exits the process
+  }
+  auto logger = log::get("storage");
+  logger->critical("event=log_dir_failed {} {} {} {}", log::kv("dir", dir), log::kv("op", failure.op),
+                   log::kv("path", failure.path.string()), log::kv("error", storage::to_string(failure.error)));
+  logger->critical("event=broker_halting {} exit_code=1",
+                   log::kv("reason", fmt::format("the log directory {} failed; the controller fences this broker "
+                                                 "and elects other leaders for its partitions",
+                                                 dir)));
+  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
+  std::_Exit(1);
 }
 
 // One line per rejected request (answered with an error as a whole, or closed), at most what the
@@ -372,6 +395,11 @@ std::string Broker::open_log_dir() {
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;
+  // A single node stays up on a failing or full disk, answering KAFKA_STORAGE_ERROR (no other
+  // replica could take over); a broker in a cluster halts.
+  if (config_.broker_only) {
+    lo.on_disk_failure = [dir = config_.log_dir](const storage::IoFailure& f) { halt_on_log_dir_failure(dir, f); };
+  }
   auto lm = storage::LogManager::open(fs_, fs::path(config_.log_dir), clock_, lo);
   if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
   logs_ = std::move(*lm);

@@ -31,11 +31,26 @@ bool out_of_descriptors(IoError e) { return e.code == EMFILE || e.code == ENFILE
 
 // ------------------------------------------------------------------------------------ FileCache
 
-std::shared_ptr<FileCache> FileCache::create(FileSystem& base, std::size_t capacity) {
-  return std::shared_ptr<FileCache>(new FileCache(base, capacity));
+bool is_disk_failure(const IoError& error) noexcept {
+  switch (error.code) {
+    case ENOENT:
+    case EMFILE:
+    case ENFILE:
+    case EINTR:
+    case EAGAIN:
+      return false;
+    default:
+      return error.code != 0;
+  }
 }
 
-FileCache::FileCache(FileSystem& base, std::size_t capacity) : base_(base), capacity_(capacity) {
+std::shared_ptr<FileCache> FileCache::create(FileSystem& base, std::size_t capacity,
+                                             DiskFailureObserver on_disk_failure) {
+  return std::shared_ptr<FileCache>(new FileCache(base, capacity, std::move(on_disk_failure)));
+}
+
+FileCache::FileCache(FileSystem& base, std::size_t capacity, DiskFailureObserver on_disk_failure)
+    : base_(base), capacity_(capacity), on_disk_failure_(std::move(on_disk_failure)) {
   WEIR_ASSERT(capacity_ >= 1);
   stats_.capacity = capacity_;
 }
@@ -67,13 +82,17 @@ void FileCache::fail(std::string_view op, const fs::path& path, IoError error, b
     std::lock_guard lock(mutex_);
     ++stats_.failures;
   }
-  std::lock_guard lock(log_mutex_);
-  if (!failure_lines_.allow(monotonic_ms())) return;
-  // A file's directory is its partition's (segments, indexes, checkpoints).
-  const std::string partition = of_file ? path.parent_path().filename().string() : std::string();
-  log::get("storage")->error("event=storage_io_failed {} {} {} {} dropped_lines={}", log::kv("op", op),
-                             log::kv("partition", partition), log::kv("path", path.string()),
-                             log::kv("error", to_string(error)), failure_lines_.take_dropped());
+  {
+    std::lock_guard lock(log_mutex_);
+    if (failure_lines_.allow(monotonic_ms())) {
+      // A file's directory is its partition's (segments, indexes, checkpoints).
+      const std::string partition = of_file ? path.parent_path().filename().string() : std::string();
+      log::get("storage")->error("event=storage_io_failed {} {} {} {} dropped_lines={}", log::kv("op", op),
+                                 log::kv("partition", partition), log::kv("path", path.string()),
+                                 log::kv("error", to_string(error)), failure_lines_.take_dropped());
+    }
+  }
+  if (on_disk_failure_ && is_disk_failure(error)) on_disk_failure_(*last_failure);
 }
 
 FileCache::Stats FileCache::stats() const {

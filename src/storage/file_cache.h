@@ -27,7 +27,9 @@
 // Every failed operation writes one `event=storage_io_failed` line with the operation, the path
 // and the errno text, at most kFailureLinesPerSecond a second (bursts of kFailureLineBurst),
 // and is remembered per thread (take_last_failure()) so that a caller that only sees
-// Errc::kStorageError can say what failed.
+// Errc::kStorageError can say what failed. A failure that is_disk_failure() counts is then
+// passed to the cache's disk-failure observer, if it has one (a broker in a cluster halts on it,
+// as a Kafka broker does when its last log directory goes offline).
 //
 // Thread safety: everything is thread-safe (one mutex guards the cache; I/O is done outside it
 // except opening, closing, renaming and removing). The files' own rules are File's: append,
@@ -38,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +62,17 @@ struct IoFailure {
   IoError error;
 };
 
+// Whether a failed operation means the disk (or its file system) failed, where Kafka would take
+// the log directory offline: every errno but a missing file (ENOENT: removed by retention or a
+// deletion while in use), running out of descriptors (EMFILE, ENFILE: the cache closes idle
+// files and callers retry) and an interrupted or would-block call (EINTR, EAGAIN). A full disk
+// (ENOSPC, EDQUOT) counts, as an IOException does in Kafka.
+[[nodiscard]] bool is_disk_failure(const IoError& error) noexcept;
+
+// Called with each disk failure (is_disk_failure()) of a cache's operations, on the thread that
+// saw it, with no lock of the cache held; it must be thread-safe. It may not return.
+using DiskFailureObserver = std::function<void(const IoFailure&)>;
+
 class FileCache final : public FileSystem, public std::enable_shared_from_this<FileCache> {
  public:
   static constexpr double kFailureLinesPerSecond = 5;
@@ -76,7 +90,8 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   };
 
   // `base` must outlive the cache and every file opened through it. capacity >= 1.
-  [[nodiscard]] static std::shared_ptr<FileCache> create(FileSystem& base, std::size_t capacity);
+  [[nodiscard]] static std::shared_ptr<FileCache> create(FileSystem& base, std::size_t capacity,
+                                                         DiskFailureObserver on_disk_failure = {});
   // The default capacity: 3/8 of the soft RLIMIT_NOFILE, at least kMinCapacity. Connections
   // take at most half by default (net::default_max_connections); the last eighth is left for the
   // metadata log, checkpoints being written, listeners and the event loops.
@@ -102,7 +117,7 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
 
  private:
   friend class CachedFile;
-  FileCache(FileSystem& base, std::size_t capacity);
+  FileCache(FileSystem& base, std::size_t capacity, DiskFailureObserver on_disk_failure);
 
   static std::string key(const std::filesystem::path& path);
   // The open file of f, (re)opening it and evicting as needed. mutex_ held.
@@ -121,6 +136,7 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
 
   FileSystem& base_;
   const std::size_t capacity_;
+  const DiskFailureObserver on_disk_failure_;
   mutable std::mutex mutex_;
   // Every live file by path (several may share one), for rename() and remove().
   std::multimap<std::string, CachedFile*> by_path_;

@@ -80,8 +80,8 @@ Result<std::unique_ptr<LogManager>, Errc> LogManager::open(FileSystem& fs, fs::p
     if (!fs.create_directory(dir) || !fs.sync_directory(parent)) return unexpected(Errc::kStorageError);
   }
   const std::size_t capacity = options.max_open_files > 0 ? options.max_open_files : FileCache::default_capacity();
-  std::unique_ptr<LogManager> manager(
-      new LogManager(FileCache::create(fs, capacity), std::move(dir), clock, std::move(options)));
+  auto files = FileCache::create(fs, capacity, options.on_disk_failure);  // before options moves
+  std::unique_ptr<LogManager> manager(new LogManager(std::move(files), std::move(dir), clock, std::move(options)));
   if (auto ok = manager->load(); !ok) return unexpected(ok.error());
   return manager;
 }

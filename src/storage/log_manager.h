@@ -58,6 +58,9 @@ struct LogManagerOptions {
   // Descriptors the partition logs' files may hold open together (file_cache.h);
   // 0: FileCache::default_capacity() (3/8 of the soft RLIMIT_NOFILE).
   std::size_t max_open_files = 0;
+  // Told of every disk failure (file_cache.h: is_disk_failure()) of the logs' file operations,
+  // on the thread that saw it; none if empty. The failed operation still returns its error.
+  DiskFailureObserver on_disk_failure;
 };
 
 class LogManager {

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import secrets
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -132,6 +133,22 @@ def cluster_factory(tmp_path):
     factory = ClusterFactory(tmp_path / "cluster")
     yield factory
     factory.finish()
+
+
+# ----------------------------------------------------------------------------------- disks
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 24 MiB tmpfs (a disk that fills); skips if this machine cannot mount one. Request it
+    before the broker fixtures, so that it is unmounted after their brokers stopped."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()}): a full-disk scenario needs one")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 # ------------------------------------------------------------------------------- differential

@@ -13,19 +13,6 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from harness import run_tool
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()}): the full-disk scenario needs one")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
 def produce(bootstrap: str, topic: str, count: int) -> tuple[list[bytes], dict[str, int]]:
     """The values acknowledged, in offset order, and the errors by name."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": False, "retries": 0,

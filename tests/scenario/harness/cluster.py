@@ -415,6 +415,11 @@ def _broker_props(node_id: int, port: int, data_dir: Path, quorum_props: Mapping
     }
 
 
+def _formatted(properties: Mapping[str, str]) -> bool:
+    """Whether the first of log.dirs holds a meta.properties (formatted already)."""
+    return (Path(properties["log.dirs"].split(",")[0]) / "meta.properties").exists()
+
+
 def _lists_self(node: BrokerProcess, conn: wire.Connection) -> bool:
     md = conn.metadata_v1([])
     return any(b.node_id == node.node_id for b in md.brokers)
@@ -441,7 +446,7 @@ class ClusterKafkaBroker(_NodeControl, KafkaBroker):
             raise BrokerStartError(
                 f"no Kafka classpath at {kafka_classpath_file()}; run scripts/setup-kafka.sh")
         self._write_properties()
-        if (self.data_dir / "meta.properties").exists():
+        if _formatted(self.properties):
             return
         env = self._env()
         env["WEIR_KAFKA_LOG_LEVEL"] = "WARN"
@@ -483,7 +488,7 @@ class ClusterWeirBroker(_NodeControl, WeirBroker):
     def _prepare(self) -> None:
         super()._prepare()  # the binary exists
         _write_properties(self.properties_path, self.properties, f"weir broker {self.node_id}")
-        if (self.data_dir / "meta.properties").exists():
+        if _formatted(self.properties):
             return
         self.format_seconds = run_format(self, self.format_argv(), self._env(), "weir format")
 

@@ -137,7 +137,8 @@ def check_exact_sequence(bootstrap: str, topic: str, sp: "SequenceProducer") -> 
 
 class SequenceProducer:
     """A thread producing `<prefix>-000000`, `<prefix>-000001`, ... to partition 0, paced by
-    poll(pace) (about 1/pace records per second), at most `limit` records; delivery reports fill
+    poll(pace) (about 1/pace records per second), at most `limit` records (each value_bytes long
+    if that is set: `<prefix>-000001-xxx...`); delivery reports fill
     .acked (value -> offset) and .failed (value -> error). stop() ends it and flushes.
 
         with SequenceProducer(cluster.bootstrap, topic, "seq") as sp:
@@ -147,8 +148,9 @@ class SequenceProducer:
     """
 
     def __init__(self, bootstrap: str, topic: str, prefix: str = "seq", *, pace: float = 0.02,
-                 limit: int = 20_000, flush_timeout: float = 120.0, **conf) -> None:
+                 limit: int = 20_000, flush_timeout: float = 120.0, value_bytes: int = 0, **conf) -> None:
         self.topic, self.prefix, self.pace, self.limit = topic, prefix, pace, limit
+        self.value_bytes = value_bytes
         self.flush_timeout = flush_timeout
         self.conf = {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
                      "linger.ms": 0, "message.timeout.ms": 120000, **conf}
@@ -172,7 +174,7 @@ class SequenceProducer:
         p = Producer(self.conf)
         while not self._stop.is_set() and self.produced < self.limit:
             try:
-                p.produce(self.topic, value=f"{self.prefix}-{self.produced:06d}".encode(), partition=0,
+                p.produce(self.topic, value=self.value(self.produced).encode(), partition=0,
                           on_delivery=self._report)
                 self.produced += 1
             except BufferError:
@@ -183,6 +185,11 @@ class SequenceProducer:
             while (left := until - time.monotonic()) > 0:
                 p.poll(left)
         self.unflushed = p.flush(self.flush_timeout)
+
+    def value(self, n: int) -> str:
+        """The n-th value: `<prefix>-<n>`, padded with `-x...` to value_bytes if that is longer."""
+        v = f"{self.prefix}-{n:06d}"
+        return v + "-" + "x" * (self.value_bytes - len(v) - 1) if self.value_bytes > len(v) + 1 else v
 
     def n_acked(self) -> int:
         with self.lock:

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "storage/fault_file_system.h"
 #include "storage/log_manager.h"
@@ -165,6 +166,60 @@ TEST_F(FileCacheTest, FailureIsRememberedWithItsPathAndErrno) {
   EXPECT_EQ(failure->error.code, ENOENT);
   EXPECT_FALSE(FileCache::take_last_failure().has_value());
   EXPECT_EQ(cache->stats().failures, 1u);
+}
+
+TEST(DiskFailure, EveryErrnoButAbsenceDescriptorsAndRetriesIsADiskFailure) {
+  for (int code : {EIO, ENOSPC, EDQUOT, EROFS, EACCES, ENOTDIR, EBADF}) {
+    EXPECT_TRUE(is_disk_failure(IoError{code})) << code;
+  }
+  for (int code : {0, ENOENT, EMFILE, ENFILE, EINTR, EAGAIN}) {
+    EXPECT_FALSE(is_disk_failure(IoError{code})) << code;
+  }
+}
+
+// The observer hears of a full disk and a failing sync (each with its operation, path and
+// errno), not of a missing file, and the failed operation still returns its error.
+TEST_F(FileCacheTest, DiskFailuresReachTheObserver) {
+  std::vector<IoFailure> seen;
+  auto cache = FileCache::create(base, 4, [&seen](const IoFailure& f) { seen.push_back(f); });
+  auto a = create(*cache, "a", "kept");
+  ASSERT_FALSE(cache->open(tmp.path() / "no" / "such", OpenMode::kCreate).has_value());  // ENOENT
+  EXPECT_TRUE(seen.empty());
+
+  base.set_free_bytes(0);
+  auto appended = a->append(as_bytes(std::string_view("more")));
+  ASSERT_FALSE(appended.has_value());
+  EXPECT_TRUE(appended.error().no_space());
+  base.set_free_bytes(std::nullopt);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].op, "append");
+  EXPECT_EQ(seen[0].path, tmp.path() / "a");
+  EXPECT_EQ(seen[0].error.code, ENOSPC);
+
+  base.fail_syncs(true);
+  ASSERT_FALSE(a->sync().has_value());
+  base.fail_syncs(false);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].op, "sync");
+  EXPECT_EQ(seen[1].error.code, EIO);
+  EXPECT_EQ(cache->stats().failures, 3u);
+}
+
+// A LogManager passes its observer to the cache its logs' files go through.
+TEST_F(FileCacheTest, LogManagerReportsItsLogsDiskFailures) {
+  ManualClock clock;
+  std::vector<IoFailure> seen;
+  LogManagerOptions options;
+  options.on_disk_failure = [&seen](const IoFailure& f) { seen.push_back(f); };
+  auto lm = LogManager::open(base, tmp.path() / "logs", clock, options);
+  ASSERT_TRUE(lm.has_value());
+  base.set_free_bytes(0);
+  auto created = (*lm)->create(TopicPartition{"t", 0}, Uuid(1, 2), LogConfig{});
+  base.set_free_bytes(std::nullopt);
+  EXPECT_FALSE(created.has_value());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().error.code, ENOSPC);
+  EXPECT_EQ(seen.front().path.parent_path().filename(), "t-0");
 }
 
 // Opening a file that does not exist as an existing one is an answer (a new directory's
