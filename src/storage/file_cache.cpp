@@ -32,16 +32,8 @@ bool out_of_descriptors(IoError e) { return e.code == EMFILE || e.code == ENFILE
 // ------------------------------------------------------------------------------------ FileCache
 
 bool is_disk_failure(const IoError& error) noexcept {
-  switch (error.code) {
-    case ENOENT:
-    case EMFILE:
-    case ENFILE:
-    case EINTR:
-    case EAGAIN:
-      return false;
-    default:
-      return error.code != 0;
-  }
+  return error.code != 0 && !error.not_found() && !out_of_descriptors(error) && error.code != EINTR &&
+         error.code != EAGAIN;
 }
 
 std::shared_ptr<FileCache> FileCache::create(FileSystem& base, std::size_t capacity,
