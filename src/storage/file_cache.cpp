@@ -150,7 +150,17 @@ IoResult<std::shared_ptr<File>> FileCache::open_base_locked(const std::string& p
 IoResult<std::shared_ptr<File>> FileCache::acquire_locked(CachedFile& f, bool for_handle) {
   if (f.open_ != nullptr) {
     touch_locked(f);
-    return f.open_;
+    if (!for_handle || open_ <= capacity_) return f.open_;
+    // Operations took the cache past its capacity; a handle would keep this descriptor open
+    // beyond it (a Fetch over many partitions reads each one's file, then asks for a handle).
+    // Idle files close first; if that is not enough, the handle is refused.
+    evict_locked(capacity_);
+    if (f.open_ != nullptr && open_ <= capacity_) return f.open_;
+    if (f.open_ != nullptr) {
+      ++stats_.refused_handles;
+      return unexpected(IoError{EMFILE});
+    }
+    // This file was the idle one closed: opening it again is refused below at the capacity.
   }
   if (f.unlinked_) return unexpected(IoError{ENOENT});
   if (open_ >= capacity_) evict_locked(capacity_ - 1);

@@ -86,24 +86,52 @@ TEST_F(FileCacheTest, ReferencedDescriptorSurvivesEviction) {
   std::string out(15, '\0');
   ASSERT_EQ(::pread(fd, out.data(), out.size(), 0), 15);
   EXPECT_EQ(out, "zero-copy bytes");
-  // A handle that would need one more descriptor than allowed, all of them held, is refused.
+  // A handle that would need one more descriptor than allowed, all of them held, is refused,
+  // whether the file is open at the moment (b, just read) or not (c).
   auto b_handle = b->open_handle();
-  ASSERT_TRUE(b_handle.has_value());
+  ASSERT_FALSE(b_handle.has_value());
+  EXPECT_EQ(b_handle.error().code, EMFILE);
   auto c = create(*cache, "c", "c");
   auto d = create(*cache, "d", "d");  // closes c, the only idle file
   ASSERT_EQ(c->fd(), -1);
   auto refused = c->open_handle();
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, EMFILE);
-  EXPECT_EQ(cache->stats().refused_handles, 1u);
+  EXPECT_EQ(cache->stats().refused_handles, 2u);
   EXPECT_EQ(read_all(*c), "c");  // a plain read still works
   // Released: the next open evicts down to the capacity and closes a's descriptor.
-  b_handle = unexpected(IoError{0});
   handle = unexpected(IoError{0});
   auto e = create(*cache, "e", "e");
   EXPECT_EQ(cache->stats().open, 1u);
   EXPECT_EQ(a->fd(), -1);
   EXPECT_EQ(read_all(*a), "zero-copy bytes");
+}
+
+// A Fetch over many partitions reads each partition's file (which opens it, past the capacity
+// if need be) and then asks for a handle to send it from: the handles held at once stay within
+// the capacity, so descriptors do not grow with the partitions of one response.
+TEST_F(FileCacheTest, HandlesOfFilesJustReadStayWithinTheCapacity) {
+  auto cache = FileCache::create(base, 4);
+  std::vector<std::shared_ptr<File>> files;
+  for (int i = 0; i < 20; ++i) files.push_back(create(*cache, "f" + std::to_string(i), "bytes"));
+  std::vector<std::shared_ptr<const File>> handles;
+  int refused = 0;
+  for (auto& f : files) {
+    ASSERT_EQ(read_all(*f), "bytes");
+    auto h = f->open_handle();
+    if (h) {
+      handles.push_back(std::move(*h));
+    } else {
+      EXPECT_EQ(h.error().code, EMFILE);
+      ++refused;
+    }
+    EXPECT_LE(cache->stats().open, 5u);  // the capacity, and the one being read
+  }
+  EXPECT_EQ(handles.size(), 4u);
+  EXPECT_EQ(refused, 16);
+  handles.clear();
+  for (auto& f : files) EXPECT_EQ(read_all(*f), "bytes");
+  EXPECT_LE(cache->stats().open, 4u);
 }
 
 TEST_F(FileCacheTest, HandleKeepsTheFileReadableAfterTheFileIsGone) {
