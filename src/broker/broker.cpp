@@ -361,7 +361,7 @@ std::string Broker::start() {
     if (!error.empty()) return error;
     for (auto& np : parts) {
       auto part = std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log);
-      part->load_producer_state(producer_id_expiration_ms_);
+      part->load_producer_state(producer_id_expiration_ms_.load());
       shards_->table(shards_->owner(np.topic, np.index)).add(std::move(part));
     }
   }
@@ -727,10 +727,19 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
   const std::int64_t tick_ms =
       std::min({cleaner_backoff_ms_, retention_check_interval_ms_, producer_id_expiration_check_interval_ms_});
   storage::LogCleaner cleaner(cleaner_config_);
+  // log.cleaner.io.max.bytes.per.second, rebuilt when a dynamic config changes it.
   std::optional<storage::IoThrottle> throttle;
-  if (cleaner_io_bytes_per_second_ > 0 && cleaner_io_bytes_per_second_ < 1e18) {
-    throttle.emplace(cleaner_io_bytes_per_second_, std::max<std::int64_t>(kCleanStepBytes, static_cast<std::int64_t>(cleaner_io_bytes_per_second_)));
-  }
+  double throttle_rate = -1;
+  const auto refresh_throttle = [&]() {
+    const double rate = cleaner_io_bytes_per_second_.load();
+    if (rate == throttle_rate) return;
+    throttle_rate = rate;
+    throttle.reset();
+    if (rate > 0 && rate < 1e18) {
+      throttle.emplace(rate, std::max<std::int64_t>(kCleanStepBytes, static_cast<std::int64_t>(rate)));
+    }
+  };
+  refresh_throttle();
   // Rolled segments and flush.ms are checked this often (Kafka: log.flush.scheduler.interval.ms;
   // weir also checks at least every second, so a topic's flush.ms works without that key).
   const std::int64_t flush_check_ms = std::min<std::int64_t>(1000, flush_scheduler_interval_ms_);
@@ -757,9 +766,14 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
     }
     if (now >= next_producer_expiration_ms) {  // producer.id.expiration.ms
       next_producer_expiration_ms = now + producer_id_expiration_check_interval_ms_;
-      shards_->table(shard).for_each([&](Partition& p) { p.expire_producers(now); });
+      const std::int64_t expiration_ms = producer_id_expiration_ms_.load();
+      shards_->table(shard).for_each([&](Partition& p) {
+        p.set_producer_id_expiration_ms(expiration_ms);
+        p.expire_producers(now);
+      });
     }
     if (!cleaner_enabled_) continue;
+    refresh_throttle();
     // The dirtiest compacted partition of this shard, cleaned to the end of its round.
     std::string topic;
     std::int32_t index = -1;
@@ -1020,13 +1034,40 @@ void Broker::publish(std::shared_ptr<const Catalog> c) {
   auto current = catalog_.load();
   while (current->version < c->version && !catalog_.compare_exchange_weak(current, c)) {
   }
-  apply_replication_throttles(*c);
+  apply_broker_configs(*c);
 }
 
-void Broker::apply_replication_throttles(const Catalog& c) {
+config::Value Broker::broker_value(const Catalog& c, std::string_view key) const {
+  if (const std::string* raw = c.dynamic_broker_value(key)) {
+    if (const config::KeyDef* def = config::find_broker_config(key)) {
+      if (auto parsed = config::parse(*def, *raw)) return std::move(*parsed);
+    }
+  }
+  return config_.typed().value(key);
+}
+
+void Broker::apply_broker_configs(const Catalog& c) {
   std::lock_guard lock(throttles_mu_);
   if (c.version <= throttles_version_) return;
   throttles_version_ = c.version;
+  apply_replication_throttles(c);
+  const bool verification = std::get<bool>(broker_value(c, "transaction.partition.verification.enable"));
+  if (verification != partitions_->verification_enabled()) {
+    spdlog::info("event=broker_config_applied transaction.partition.verification.enable={}", verification);
+    partitions_->set_verification_enabled(verification);
+  }
+  const std::int64_t expiration = std::get<std::int64_t>(broker_value(c, "producer.id.expiration.ms"));
+  if (producer_id_expiration_ms_.exchange(expiration) != expiration) {
+    spdlog::info("event=broker_config_applied producer.id.expiration.ms={}", expiration);
+  }
+  const double cleaner_rate = std::get<double>(broker_value(c, "log.cleaner.io.max.bytes.per.second"));
+  if (cleaner_io_bytes_per_second_.exchange(cleaner_rate) != cleaner_rate) {
+    spdlog::info("event=broker_config_applied log.cleaner.io.max.bytes.per.second={}", cleaner_rate);
+  }
+  if (broker_configs_listener_) broker_configs_listener_(c);
+}
+
+void Broker::apply_replication_throttles(const Catalog& c) {
   // As Kafka's BrokerConfigHandler: this broker's dynamic value, else the cluster default, else
   // unlimited (a static server.properties value is not a throttle).
   const auto rate = [&c](std::string_view key) {
@@ -1152,7 +1193,7 @@ asio::awaitable<void> Broker::install(std::vector<NewPartition> parts) {
     fan.add(shards_->executor(shard), [this, shard, np]() {
       if (shards_->table(shard).find(np.topic, np.index) == nullptr) {
         auto part = std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log);
-        part->load_producer_state(producer_id_expiration_ms_);
+        part->load_producer_state(producer_id_expiration_ms_.load());
         shards_->table(shard).add(std::move(part));
       }
       return true;

@@ -115,6 +115,14 @@ class Broker final : public net::RequestSink {
                                             std::shared_ptr<const net::Frame> frame) override;
 
   [[nodiscard]] const Config& config() const { return config_; }
+  // A broker key's value in effect: its dynamic value in `c` (this node's, then the cluster
+  // default) if that parses, else server.properties or the default (Kafka skips a dynamic value
+  // that is not valid).
+  [[nodiscard]] config::Value broker_value(const Catalog& c, std::string_view key) const;
+  // Called (on the controller executor) with each newer catalog, after the broker applied the
+  // dynamic broker configs it acts on itself; the server applies the connection limits. Set
+  // before start().
+  void on_broker_configs(std::function<void(const Catalog&)> listener) { broker_configs_listener_ = std::move(listener); }
   [[nodiscard]] const NodeInfo& node() const { return node_; }
   [[nodiscard]] ShardSet& shards() { return *shards_; }
   // Incremental fetch sessions (KIP-227) of every connection; thread-safe.
@@ -209,8 +217,10 @@ class Broker final : public net::RequestSink {
   std::expected<void, std::string> commit(const std::vector<metadata::MetadataRecord>& records);
   std::shared_ptr<const Catalog> build_catalog() const;
   void publish(std::shared_ptr<const Catalog> c);
-  // The replication throttles as a catalog's dynamic broker configs and topic configs set them
-  // (a catalog older than the last one applied is skipped).
+  // The dynamic broker configs of a catalog (a catalog older than the last one applied is
+  // skipped): the replication throttles (with the topics' throttled replicas), transaction
+  // verification, producer.id.expiration.ms, the cleaner's I/O limit; then the listener.
+  void apply_broker_configs(const Catalog& c);
   void apply_replication_throttles(const Catalog& c);
   storage::LogConfig log_config_for(std::string_view topic) const;
   // Shard 0 only: creates (or finds) the logs of a topic's partitions.
@@ -314,12 +324,13 @@ class Broker final : public net::RequestSink {
   std::set<std::string> deleting_;  // shard 0: topics whose logs are being removed
   bool cleaner_enabled_ = true;
   std::int64_t cleaner_backoff_ms_ = 15000;
-  double cleaner_io_bytes_per_second_ = 0;  // 0: unlimited
+  std::atomic<double> cleaner_io_bytes_per_second_{0};  // log.cleaner.io.max.bytes.per.second (dynamic)
   std::int64_t retention_check_interval_ms_ = 300000;
   std::int64_t flush_scheduler_interval_ms_ = std::numeric_limits<std::int64_t>::max();  // log.flush.scheduler.interval.ms
   std::int64_t checkpoint_interval_ms_ = 60000;               // log.flush.offset.checkpoint.interval.ms
   std::int64_t start_offset_checkpoint_interval_ms_ = 60000;  // log.flush.start.offset.checkpoint.interval.ms
-  std::int64_t producer_id_expiration_ms_ = 86400000;                // producer.id.expiration.ms
+  std::atomic<std::int64_t> producer_id_expiration_ms_{86400000};  // producer.id.expiration.ms (dynamic)
+  std::function<void(const Catalog&)> broker_configs_listener_;
   bool transaction_partition_verification_enable_ = true;            // transaction.partition.verification.enable
   std::int64_t producer_id_expiration_check_interval_ms_ = 600000;  // producer.id.expiration.check.interval.ms
   storage::CleanerConfig cleaner_config_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -61,6 +62,15 @@ struct Catalog {
   // cluster-wide defaults (resource name "").
   std::map<std::string, std::string, std::less<>> dynamic_broker_configs;
   std::map<std::string, std::string, std::less<>> dynamic_default_broker_configs;
+  // A broker key's dynamic value here: this node's, else the cluster default; null if neither
+  // is set (server.properties, then the default, apply).
+  [[nodiscard]] const std::string* dynamic_broker_value(std::string_view key) const {
+    if (auto it = dynamic_broker_configs.find(key); it != dynamic_broker_configs.end()) return &it->second;
+    if (auto it = dynamic_default_broker_configs.find(key); it != dynamic_default_broker_configs.end()) {
+      return &it->second;
+    }
+    return nullptr;
+  }
   [[nodiscard]] const BrokerEndpoint* replication_endpoint(std::int32_t id) const {
     for (const auto& b : replication_endpoints) {
       if (b.id == id) return &b;

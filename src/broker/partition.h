@@ -318,6 +318,8 @@ class Partition {
   // Clean shutdown, before the log is closed: a producer snapshot at the log end, so the next
   // start reads no batches.
   void snapshot_producer_state() { (void)producer_state_->take_snapshot(*log_); }
+  // producer.id.expiration.ms as it is now (a dynamic broker config may change it).
+  void set_producer_id_expiration_ms(std::int64_t ms) { producer_state_->set_expiration_ms(ms); }
   // producer.id.expiration.ms: drops producers idle that long at now_ms (wall clock).
   std::size_t expire_producers(std::int64_t now_ms) { return producer_state_->expire(now_ms); }
 

@@ -19,6 +19,7 @@
 // are touched only on their owner shards.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <functional>
@@ -182,14 +183,14 @@ class PartitionService {
   void isr_change_answered(const PartitionRef& ref, std::int32_t leader_epoch, std::int16_t error,
                            std::vector<std::int32_t> isr, std::int32_t partition_epoch);
   // transaction.partition.verification.enable (on by default, as Kafka).
-  void set_verification_enabled(bool on) { verification_enabled_ = on; }
+  void set_verification_enabled(bool on) { verification_enabled_.store(on, std::memory_order_relaxed); }
   // replica.selector.class is Kafka's RackAwareReplicaSelector (KIP-392): leaders may send a
   // consumer with a client.rack to a follower in its rack. Before start().
   void set_rack_aware_selector(bool on) { rack_aware_selector_ = on; }
   // The alive brokers whose broker.rack is `rack` (KIP-392's candidates); empty without the
   // selector or a rack.
   [[nodiscard]] std::vector<std::int32_t> brokers_in_rack(const std::string& rack) const;
-  [[nodiscard]] bool verification_enabled() const { return verification_enabled_; }
+  [[nodiscard]] bool verification_enabled() const { return verification_enabled_.load(std::memory_order_relaxed); }
   // The leader side of the replication throttle (null: none): a follower outside the ISR gets no
   // records of a throttled partition while the quota is exceeded, and the bytes every follower
   // fetch returns of throttled partitions are recorded. Before start(); outlives this service.
@@ -238,7 +239,7 @@ class PartitionService {
   std::function<std::shared_ptr<const Catalog>()> catalog_;
   TxnVerifier* verifier_ = nullptr;
   IsrSender isr_sender_;
-  bool verification_enabled_ = true;
+  std::atomic<bool> verification_enabled_{true};  // transaction.partition.verification.enable (dynamic)
   bool rack_aware_selector_ = false;
   ReplicationQuota* leader_quota_ = nullptr;
 };

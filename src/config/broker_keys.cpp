@@ -264,7 +264,7 @@ constexpr KeyDef kBrokerKeys[] = {
      "How often idle producers are expired."},
     {"transaction.partition.verification.enable", T::boolean, "true", no_check(), I::low,
      "Verify with the transaction coordinator that a partition is in the producer's transaction before "
-     "its first transactional batch is written (KIP-890)."},
+     "its first transactional batch is written (KIP-890).", M::cluster_wide},
     // Fetch sessions.
     {"max.incremental.fetch.session.cache.slots", T::int32, "1000", at_least(0), I::medium,
      "Incremental fetch sessions kept (split evenly over 8 shards, as Kafka does)."},

@@ -7,6 +7,9 @@
 #include <set>
 
 #include "base/assert.h"
+#include "config/broker_config.h"
+#include "config/config_def.h"
+#include "config/java.h"
 
 namespace weir::metadata {
 namespace {
@@ -103,14 +106,6 @@ std::vector<std::string> java_split_commas(std::string_view s) {
 }
 
 // Kafka's getParts: the value (or the key's default when unset) split at commas, empties dropped.
-std::vector<std::string> list_parts(const std::optional<std::string>& value, const TopicConfigDef& def) {
-  std::vector<std::string> parts;
-  for (auto& p : java_split_commas(value ? *value : std::string(def.default_value))) {
-    if (!p.empty()) parts.push_back(std::move(p));
-  }
-  return parts;
-}
-
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? std::string(sep) : "") + items[i];
@@ -745,7 +740,13 @@ protocol::ListPartitionReassignmentsResponse Controller::list_partition_reassign
 
 ApiError Controller::check_config_resource(std::int8_t type, const std::string& name) const {
   if (type == kConfigResourceBroker) {
-    return error(Errc::invalid_request, "Dynamic broker configs are not supported.");
+    // Kafka's ControllerConfigurationValidator: "" (the cluster default) or a broker id. The
+    // broker that took the request has checked the values (and, for an id, that it is its own).
+    if (name.empty()) return ApiError::ok();
+    const auto id = config::java::parse_integer(name, 32);
+    if (!id) return error(Errc::invalid_request, "Unable to parse broker name as a base 10 number.");
+    if (*id < 0) return error(Errc::invalid_request, "Invalid negative broker ID.");
+    return ApiError::ok();
   }
   if (type != kConfigResourceTopic) {
     return error(Errc::invalid_request, fmt::format("Unknown resource type {}", type));
@@ -776,6 +777,22 @@ ApiError Controller::alter_topic_configs(const std::string& topic, const ConfigM
   return ApiError::ok();
 }
 
+void Controller::alter_broker_configs(const std::string& broker, const ConfigMap& new_overrides,
+                                      const std::vector<std::string>& named, std::vector<MetadataRecord>& records) const {
+  // As Kafka's controller: a record for every key the request names, changed or not (brokers
+  // reload on it, KAFKA-14136), and a deletion for each other key the new set lacks.
+  for (const auto& key : named) {
+    auto it = new_overrides.find(key);
+    records.emplace_back(config_record(kConfigResourceBroker, broker, key,
+                                       it == new_overrides.end() ? std::nullopt : std::optional<std::string>(it->second)));
+  }
+  for (const auto& [key, value] : image_.configs(kConfigResourceBroker, broker)) {
+    if (!new_overrides.contains(key) && !contains(named, key)) {
+      records.emplace_back(config_record(kConfigResourceBroker, broker, key, std::nullopt));
+    }
+  }
+}
+
 ControllerResult<protocol::AlterConfigsResponse> Controller::alter_configs(const protocol::AlterConfigsRequest& request,
                                                                            std::int16_t version) const {
   WEIR_ASSERT(version >= protocol::AlterConfigsRequest::kMinVersion &&
@@ -804,7 +821,13 @@ ControllerResult<protocol::AlterConfigsResponse> Controller::alter_configs(const
         e = error(Errc::invalid_request, "Null value not supported for : " + join(nulls, ", "));
       }
       if (e.is_ok()) e = check_config_resource(resource.resource_type, resource.resource_name);
-      if (e.is_ok()) e = alter_topic_configs(resource.resource_name, overrides, records);
+      if (e.is_ok() && resource.resource_type == kConfigResourceBroker) {
+        std::vector<std::string> named;
+        for (const auto& c : resource.configs) named.push_back(c.name);
+        alter_broker_configs(resource.resource_name, overrides, named, records);
+      } else if (e.is_ok()) {
+        e = alter_topic_configs(resource.resource_name, overrides, records);
+      }
     }
     protocol::AlterConfigsResponse::AlterConfigsResourceResponse r;
     r.error_code = e.kafka_code();
@@ -848,22 +871,36 @@ ControllerResult<protocol::IncrementalAlterConfigsResponse> Controller::incremen
     }
     if (e.is_ok()) e = check_config_resource(resource.resource_type, resource.resource_name);
     if (e.is_ok()) {
-      ConfigMap overrides = image_.topic_configs(resource.resource_name);
+      const bool broker = resource.resource_type == kConfigResourceBroker;
+      ConfigMap overrides = image_.configs(resource.resource_type, resource.resource_name);
       for (const auto& c : resource.configs) {
         if (c.config_operation == kOpSet) {
           overrides[c.name] = *c.value;
         } else if (c.config_operation == kOpDelete) {
           overrides.erase(c.name);
         } else if (c.config_operation == kOpAppend || c.config_operation == kOpSubtract) {
-          const TopicConfigDef* def = find_topic_config(c.name);
-          if (def == nullptr || def->type != ConfigType::list) {
+          // The key's default when it has no value yet; nullopt: not a LIST key.
+          std::optional<std::string> list_default;
+          if (broker) {
+            const auto& defs = config::broker_config_defs();
+            auto d = std::ranges::find_if(defs, [&](const config::KeyDef& k) { return k.name == c.name; });
+            if (d != defs.end() && d->type == config::Type::list) {
+              list_default = d->null_default() ? std::string() : std::string(d->default_value);
+            }
+          } else if (const TopicConfigDef* def = find_topic_config(c.name); def != nullptr && def->type == ConfigType::list) {
+            list_default = std::string(def->default_value);
+          }
+          if (!list_default) {
             e = error(Errc::invalid_config,
                       fmt::format("Can't {} to key {} because its type is not LIST.",
                                   c.config_operation == kOpAppend ? "APPEND" : "SUBTRACT", c.name));
             break;
           }
           auto it = overrides.find(c.name);
-          auto parts = list_parts(it == overrides.end() ? std::nullopt : std::optional<std::string>(it->second), *def);
+          std::vector<std::string> parts;
+          for (auto& part : java_split_commas(it == overrides.end() ? *list_default : it->second)) {
+            if (!part.empty()) parts.push_back(std::move(part));
+          }
           for (auto& v : java_split_commas(*c.value)) {
             if (c.config_operation == kOpAppend) {
               if (!contains(parts, v)) parts.push_back(std::move(v));
@@ -877,7 +914,13 @@ ControllerResult<protocol::IncrementalAlterConfigsResponse> Controller::incremen
           break;
         }
       }
-      if (e.is_ok()) e = alter_topic_configs(resource.resource_name, overrides, records);
+      if (e.is_ok() && broker) {
+        std::vector<std::string> named;
+        for (const auto& c : resource.configs) named.push_back(c.name);
+        alter_broker_configs(resource.resource_name, overrides, named, records);
+      } else if (e.is_ok()) {
+        e = alter_topic_configs(resource.resource_name, overrides, records);
+      }
     }
     protocol::IncrementalAlterConfigsResponse::AlterConfigsResourceResponse r;
     r.error_code = e.kafka_code();

@@ -252,6 +252,10 @@ class Controller {
   // Validates a topic's complete new overrides and that the topic exists; records the changes.
   ApiError alter_topic_configs(const std::string& topic, const ConfigMap& new_overrides,
                                std::vector<MetadataRecord>& records) const;
+  // Records a broker resource's ("" or a broker id) new dynamic configs: each key `named` by the
+  // request, and the deletion of keys the new set lacks.
+  void alter_broker_configs(const std::string& broker, const ConfigMap& new_overrides,
+                            const std::vector<std::string>& named, std::vector<MetadataRecord>& records) const;
 
   ControllerConfig config_;
   MetadataImage image_;

@@ -27,9 +27,9 @@ bool ConnectionQuotas::slot_available() const {
 }
 
 std::int64_t ConnectionQuotas::creation_delay_ms(std::int64_t now_ms) {
+  std::lock_guard lock(mutex_);
   const auto rate = static_cast<double>(limits_.max_connection_creation_rate);
   if (limits_.max_connection_creation_rate == std::numeric_limits<std::int32_t>::max()) return 0;
-  std::lock_guard lock(mutex_);
   if (refilled_at_ms_ >= 0 && now_ms > refilled_at_ms_) {
     tokens_ = std::min(rate, tokens_ + static_cast<double>(now_ms - refilled_at_ms_) * rate / 1000.0);
   }
@@ -43,6 +43,28 @@ std::int64_t ConnectionQuotas::creation_delay_ms(std::int64_t now_ms) {
 }
 
 std::int32_t ConnectionQuotas::limit_for(std::string_view ip) const {
+  std::lock_guard lock(mutex_);
+  return limit_for_locked(ip);
+}
+
+ConnectionLimits ConnectionQuotas::limits() const {
+  std::lock_guard lock(mutex_);
+  return limits_;
+}
+
+bool ConnectionQuotas::update(ConnectionLimits limits) {
+  WEIR_ASSERT(limits.max_connections >= 0 && limits.max_connections_per_ip >= 0 &&
+              limits.max_connection_creation_rate >= 0);
+  std::lock_guard lock(mutex_);
+  const bool grew = limits.max_connections > limits_.max_connections;
+  if (limits.max_connection_creation_rate != limits_.max_connection_creation_rate) {
+    tokens_ = std::min(tokens_, static_cast<double>(limits.max_connection_creation_rate));
+  }
+  limits_ = std::move(limits);
+  return grew;
+}
+
+std::int32_t ConnectionQuotas::limit_for_locked(std::string_view ip) const {
   if (auto it = limits_.max_connections_per_ip_overrides.find(ip);
       it != limits_.max_connections_per_ip_overrides.end()) {
     return it->second;
@@ -51,8 +73,8 @@ std::int32_t ConnectionQuotas::limit_for(std::string_view ip) const {
 }
 
 ConnectionQuotas::Admission ConnectionQuotas::admit(std::string_view ip) {
-  const std::int32_t limit = limit_for(ip);
   std::lock_guard lock(mutex_);
+  const std::int32_t limit = limit_for_locked(ip);
   auto it = per_ip_.find(ip);
   const std::int32_t count = it == per_ip_.end() ? 0 : it->second;
   if (count >= limit) return Admission::kPerIpLimit;

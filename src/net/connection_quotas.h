@@ -55,10 +55,15 @@ class ConnectionQuotas {
   [[nodiscard]] std::int32_t limit_for(std::string_view ip) const;
   [[nodiscard]] std::int64_t total() const;
   [[nodiscard]] std::int32_t count_for(std::string_view ip) const;
-  [[nodiscard]] const ConnectionLimits& limits() const noexcept { return limits_; }
+  [[nodiscard]] ConnectionLimits limits() const;
+  // New limits (dynamic broker configs). Open connections stay; the next accepts and admissions
+  // follow the new limits. True if max.connections grew (an acceptor may be waiting for it).
+  bool update(ConnectionLimits limits);
 
  private:
-  const ConnectionLimits limits_;
+  [[nodiscard]] std::int32_t limit_for_locked(std::string_view ip) const;
+
+  ConnectionLimits limits_;  // guarded by mutex_
   mutable std::mutex mutex_;
   std::map<std::string, std::int32_t, std::less<>> per_ip_;
   std::int64_t total_ = 0;

@@ -36,12 +36,14 @@ Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(op
 
 Server::~Server() { stop(); }
 
-std::string Server::resolve_limits() {
+std::expected<ConnectionLimits, std::string> Server::resolved(
+    std::int32_t max_connections, std::int32_t max_connections_per_ip,
+    const std::vector<std::pair<std::string, std::int32_t>>& overrides, std::int32_t max_connection_creation_rate) {
   ConnectionLimits limits;
-  limits.max_connections = options_.max_connections;
-  limits.max_connections_per_ip = options_.max_connections_per_ip;
-  limits.max_connection_creation_rate = options_.max_connection_creation_rate;
-  for (const auto& [host, count] : options_.max_connections_per_ip_overrides) {
+  limits.max_connections = max_connections;
+  limits.max_connections_per_ip = max_connections_per_ip;
+  limits.max_connection_creation_rate = max_connection_creation_rate;
+  for (const auto& [host, count] : overrides) {
     boost::system::error_code ec;
     const auto addr = asio::ip::make_address(host, ec);
     if (!ec) {
@@ -50,10 +52,40 @@ std::string Server::resolve_limits() {
     }
     asio::ip::tcp::resolver resolver(*contexts_[0]);
     auto results = resolver.resolve(host, "", ec);
-    if (ec || results.empty()) return "cannot resolve host " + host + " of max.connections.per.ip.overrides";
+    if (ec || results.empty()) {
+      return std::unexpected("cannot resolve host " + host + " of max.connections.per.ip.overrides");
+    }
     for (const auto& r : results) limits.max_connections_per_ip_overrides[r.endpoint().address().to_string()] = count;
   }
-  quotas_ = std::make_unique<ConnectionQuotas>(std::move(limits));
+  return limits;
+}
+
+std::string Server::resolve_limits() {
+  auto limits = resolved(options_.max_connections, options_.max_connections_per_ip,
+                         options_.max_connections_per_ip_overrides, options_.max_connection_creation_rate);
+  if (!limits) return limits.error();
+  quotas_ = std::make_unique<ConnectionQuotas>(std::move(*limits));
+  return {};
+}
+
+std::string Server::update_limits(std::int32_t max_connections, std::int32_t max_connections_per_ip,
+                                  const std::vector<std::pair<std::string, std::int32_t>>& overrides,
+                                  std::int32_t max_connection_creation_rate) {
+  if (!quotas_) return "the server has not started";
+  auto limits = resolved(max_connections, max_connections_per_ip, overrides, max_connection_creation_rate);
+  if (!limits) return limits.error();
+  const ConnectionLimits before = quotas_->limits();
+  if (before.max_connections == limits->max_connections && before.max_connections_per_ip == limits->max_connections_per_ip &&
+      before.max_connections_per_ip_overrides == limits->max_connections_per_ip_overrides &&
+      before.max_connection_creation_rate == limits->max_connection_creation_rate) {
+    return {};
+  }
+  spdlog::info("event=connection_limits_updated {} {} {} {}", log::kv("max.connections", limits->max_connections),
+               log::kv("max.connections.per.ip", limits->max_connections_per_ip),
+               log::kv("max.connections.per.ip.overrides", limits->max_connections_per_ip_overrides.size()),
+               log::kv("max.connection.creation.rate", limits->max_connection_creation_rate));
+  quotas_->update(std::move(*limits));
+  wake_acceptors();  // a paused acceptor looks again under the new limits
   return {};
 }
 
@@ -129,7 +161,7 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
       st.max_connections_pauses.inc();
       if (st.accept_log.allow(now_ms())) {
         spdlog::warn("event=accept_paused {} {} {} dropped_lines={}", log::kv("listener", listener),
-                     log::kv("reason", "max.connections"), log::kv("max.connections", options_.max_connections),
+                     log::kv("reason", "max.connections"), log::kv("max.connections", quotas_->limits().max_connections),
                      st.accept_log.take_dropped());
       }
       pause.expires_at(asio::steady_timer::time_point::max());

@@ -20,6 +20,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,7 +92,16 @@ class Server {
   [[nodiscard]] const MemoryBudget& memory_budget() const { return *budget_; }
   // Connections counted by the quotas (valid after start()).
   [[nodiscard]] std::int64_t open_connections() const { return quotas_ ? quotas_->total() : 0; }
-  [[nodiscard]] std::int32_t max_connections() const { return options_.max_connections; }
+  [[nodiscard]] std::int32_t max_connections() const {
+    return quotas_ ? quotas_->limits().max_connections : options_.max_connections;
+  }
+
+  // New connection limits (dynamic broker configs), the override hosts resolved as start()
+  // resolves them; open connections stay. An error (a host that does not resolve) keeps the
+  // limits as they were. Valid after start().
+  std::string update_limits(std::int32_t max_connections, std::int32_t max_connections_per_ip,
+                            const std::vector<std::pair<std::string, std::int32_t>>& overrides,
+                            std::int32_t max_connection_creation_rate);
 
   void register_connection(const std::shared_ptr<Connection>& c);
   // A connection from `host` closed: forgets it and gives its slot back.
@@ -100,6 +110,9 @@ class Server {
  private:
   boost::asio::awaitable<void> accept_loop(boost::asio::ip::tcp::acceptor& acceptor, std::string listener);
   std::string resolve_limits();
+  std::expected<ConnectionLimits, std::string> resolved(
+      std::int32_t max_connections, std::int32_t max_connections_per_ip,
+      const std::vector<std::pair<std::string, std::int32_t>>& overrides, std::int32_t max_connection_creation_rate);
   void wake_acceptors();
 
   ServerOptions options_;

@@ -79,7 +79,9 @@ std::string Server::start() {
 
   broker_ = std::make_unique<broker::Broker>(config_, env_.clock, env_.fs);
   net::ServerOptions so = net_options(config_);
+  static_max_connections_ = so.max_connections;
   net_ = std::make_unique<net::Server>(so, *broker_);
+  broker_->on_broker_configs([this](const broker::Catalog& c) { apply_connection_limits(c); });
   broker_->attach(net_->executors());
   if (config_.broker_only) {
     broker_->set_quorum_link(make_quorum_link(config_, broker_->node(), broker_->shards().controller()));
@@ -97,6 +99,11 @@ std::string Server::start() {
     return err;
   }
   running_ = true;
+  {
+    std::lock_guard live(limits_mu_);
+    limits_live_ = true;
+  }
+  apply_connection_limits(*broker_->catalog());  // dynamic values from before a restart
   if (!net_->bound_ports().empty()) broker_->set_bound_port(net_->bound_ports().front());
   if (broker::QuorumLink* quorum = broker_->quorum()) {
     // As a Kafka broker: registered, caught up with the metadata and unfenced before the start
@@ -156,12 +163,40 @@ void Server::stop() {
     fetchers.wait();
   }
   if (metrics_) metrics_->stop();  // before the shards stop: a scrape posts to them
+  {
+    std::lock_guard lock(limits_mu_);
+    limits_live_ = false;
+  }
   if (net_) net_->stop();
   if (broker_) broker_->stop();
   metrics_.reset();
   net_.reset();
   broker_.reset();
   lock_.reset();
+}
+
+void Server::apply_connection_limits(const broker::Catalog& c) {
+  std::lock_guard lock(limits_mu_);
+  if (!limits_live_) return;
+  const auto int_value = [&](std::string_view key) {
+    return static_cast<std::int32_t>(std::get<std::int64_t>(broker_->broker_value(c, key)));
+  };
+  // Without a dynamic value, max.connections is what start-up chose (weir's derived default
+  // unless server.properties sets it).
+  const std::int32_t max_connections =
+      c.dynamic_broker_value("max.connections") != nullptr ? int_value("max.connections") : static_max_connections_;
+  const std::string overrides_text = std::get<std::string>(broker_->broker_value(c, "max.connections.per.ip.overrides"));
+  auto overrides = config::parse_per_ip_overrides(overrides_text);
+  if (!overrides) {
+    spdlog::warn("event=dynamic_config_ignored key=max.connections.per.ip.overrides value=\"{}\" error=\"{}\"",
+                 overrides_text, overrides.error());
+    overrides = config_.max_connections_per_ip_overrides;
+  }
+  if (auto err = net_->update_limits(max_connections, int_value("max.connections.per.ip"), *overrides,
+                                     int_value("max.connection.creation.rate"));
+      !err.empty()) {
+    spdlog::warn("event=dynamic_config_ignored key=max.connections.per.ip.overrides error=\"{}\"", err);
+  }
 }
 
 int serve(const ServeOptions& options) {

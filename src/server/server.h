@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 
 namespace weir::broker {
 class Broker;
+struct Catalog;
 }
 namespace weir::net {
 class Server;
@@ -72,6 +74,10 @@ class Server {
 
  private:
   void abandon();  // after a failed start: drop what was built, without a clean close
+  // The connection limits as the catalog's dynamic broker configs set them (max.connections,
+  // max.connections.per.ip, max.connections.per.ip.overrides, max.connection.creation.rate);
+  // from the broker's listener and once after the listeners are bound.
+  void apply_connection_limits(const broker::Catalog& c);
 
   broker::Config config_;
   Environment env_;
@@ -80,6 +86,9 @@ class Server {
   std::unique_ptr<net::Server> net_;
   std::unique_ptr<metrics::HttpEndpoint> metrics_;
   bool running_ = false;
+  std::mutex limits_mu_;
+  bool limits_live_ = false;             // the listeners are bound (guarded by limits_mu_)
+  std::int32_t static_max_connections_ = 0;  // max.connections without a dynamic value
 };
 
 // `weir serve`: loads the configuration, runs a Server until SIGINT or SIGTERM. Returns the

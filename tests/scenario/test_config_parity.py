@@ -35,8 +35,6 @@ DIFFERENCES = {
     ("socket.receive.buffer.bytes", "default"): "as socket.send.buffer.bytes",
     ("replica.selector.class", "validator"):
         "weir cannot load Java classes: Kafka's RackAwareReplicaSelector is the one value it accepts",
-    ("transaction.partition.verification.enable", "mode"):
-        "read at start-up; Kafka also takes it as a dynamic cluster-wide config",
 }
 
 # weir's own keys (Kafka has no such key).

@@ -9,6 +9,7 @@
 #include "broker/broker.h"
 #include "broker/errors.h"
 #include "broker/handlers/handlers.h"
+#include "config/java.h"
 
 namespace weir::broker {
 
@@ -50,19 +51,6 @@ const config::KeyDef* broker_def(std::string_view name) {
   return dynamic_only_broker_def(name);
 }
 
-// Whether weir acts on a dynamic value of this broker key: the topic configs' broker synonyms
-// (a cluster-wide log.retention.ms, ...) and the replication throttle rates. Dynamic values of
-// other keys are stored by the controllers but not applied, so they are not reported as in effect.
-bool applied_dynamically(std::string_view name) {
-  if (dynamic_only_broker_def(name) != nullptr) return true;
-  for (const auto& t : metadata::topic_config_defs()) {
-    for (const auto& syn : t.synonyms) {
-      if (syn.name == name) return true;
-    }
-  }
-  return false;
-}
-
 // A broker resource's keys with their effective value as Kafka prints the parsed value
 // (" 1000 " is reported as "1000"), the layer it came from and its type. A named broker (this
 // node) lists every key weir knows, each from the first layer that sets it: this broker's dynamic
@@ -102,17 +90,14 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
       std::optional<std::string> value;
     };
     std::vector<Layer> layers;
-    const bool dynamic = def == nullptr || !named || applied_dynamically(name);
-    if (named && dynamic) {
+    if (named) {
       if (auto it = catalog->dynamic_broker_configs.find(name); it != catalog->dynamic_broker_configs.end()) {
         layers.push_back({kDynamicBrokerConfig, shown(it->second)});
       }
     }
-    if (dynamic) {
-      if (auto it = catalog->dynamic_default_broker_configs.find(name);
-          it != catalog->dynamic_default_broker_configs.end()) {
-        layers.push_back({kDynamicDefaultBrokerConfig, shown(it->second)});
-      }
+    if (auto it = catalog->dynamic_default_broker_configs.find(name);
+        it != catalog->dynamic_default_broker_configs.end()) {
+      layers.push_back({kDynamicDefaultBrokerConfig, shown(it->second)});
     }
     const bool static_key = def != nullptr && dynamic_only_broker_def(name) == nullptr;
     if (named && static_key && cfg.is_set(name)) {
@@ -226,43 +211,150 @@ boost::asio::awaitable<Response> forward_each(Request& req, Fn fn, std::string_v
 
 namespace {
 
-// A Kafka broker checks a broker resource's new values before it forwards the change (its
-// ConfigAdminManager.preprocess): the value must parse as the key's type and pass its
-// validator, and a read-only key cannot change. The first problem, as Kafka words it; keys it
-// does not know pass (Kafka stores them too).
+// Kafka's broker thread pools may change dynamically by at most half or double at a time
+// (DynamicThreadPool, SocketServer's processors); weir has no such pools, but takes and refuses
+// the same values.
+constexpr std::string_view kThreadCountKeys[] = {"num.io.threads", "num.network.threads", "num.replica.fetchers",
+                                                 "num.recovery.threads.per.data.dir", "background.threads"};
+
+// What Kafka's broker finds wrong when it reconfigures itself with the new values: the thread
+// counts' steps. Kafka wraps these in "Invalid dynamic configuration" as a ConfigException's
+// (name, value) form, and the broker answers its message.
+std::optional<std::string> reconfiguration_error(const Broker& broker, const Catalog& catalog, bool named,
+                                                 std::string_view key, const config::Value& value) {
+  const auto wrapped = [](const std::string& why) {
+    return fmt::format("Invalid value org.apache.kafka.common.config.ConfigException: {} for configuration "
+                       "Invalid dynamic configuration",
+                       why);
+  };
+  if (key == "max.connections.per.ip.overrides" && std::holds_alternative<std::string>(value)) {
+    // Kafka's KafkaConfig reads the map with String.substring and Integer.parseInt; their
+    // exceptions' texts are what the client gets.
+    const std::string& text = std::get<std::string>(value);
+    if (config::parse_per_ip_overrides(text)) return std::nullopt;
+    for (const auto& entry : config::java::split_list(config::java::trim(text))) {
+      const auto colon = entry.rfind(':');
+      const auto prefix = [](std::string why) {
+        return "Error parsing configuration property 'max.connections.per.ip.overrides': " + why;
+      };
+      if (colon == std::string::npos) return prefix(fmt::format("begin 0, end -1, length {}", entry.size()));
+      const std::string count(config::java::trim(std::string_view(entry).substr(colon + 1)));
+      if (!config::java::parse_integer(count, 32)) return prefix(fmt::format("For input string: \"{}\"", count));
+    }
+    return fmt::format("Invalid value {} for configuration max.connections.per.ip.overrides", text);
+  }
+  const bool thread_count =
+      key == "log.cleaner.threads" || std::ranges::find(kThreadCountKeys, key) != std::end(kThreadCountKeys);
+  if (!thread_count || !std::holds_alternative<std::int64_t>(value)) return std::nullopt;
+  // A cluster default does not reach a broker with its own value of the key.
+  if (!named && catalog.dynamic_broker_configs.contains(key)) return std::nullopt;
+  const std::int64_t next = std::get<std::int64_t>(value);
+  const std::int64_t now = std::get<std::int64_t>(broker.broker_value(catalog, key));  // INT keys
+  if (next == now) return std::nullopt;
+  if (key == "log.cleaner.threads") {
+    // Kafka divides the dedupe buffer by the thread count before it checks the count.
+    if (next == 0) return "/ by zero";
+    if (next < 1) return wrapped("Log cleaner threads should be at least 1");
+    if (next < now / 2) {
+      return wrapped(fmt::format("Log cleaner threads cannot be reduced to less than half the current value {}", now));
+    }
+    if (next > now * 2) {
+      return wrapped(fmt::format("Log cleaner threads cannot be increased to more than double the current value {}", now));
+    }
+    return std::nullopt;
+  }
+  const std::string failed = fmt::format("Dynamic thread count update validation failed for {}={}", key, next);
+  if (next <= 0) return wrapped(failed + ", value should be at least 1");
+  if (next < now / 2) return wrapped(fmt::format("{}, value should be at least half the current value {}", failed, now));
+  if (next > now * 2) {
+    return wrapped(fmt::format("{}, value should not be greater than double the current value {}", failed, now));
+  }
+  return std::nullopt;
+}
+
+// A Kafka broker checks a broker resource before it forwards the change (its
+// ConfigAdminManager.preprocess): the name is "" (the cluster default) or this broker's id; no
+// key may be read-only; each value must parse as its key's type and pass its validator; a
+// per-broker key (listeners, ...) cannot be a cluster default; and the broker must be able to
+// reconfigure itself with it. The first problem, as Kafka words it; keys it does not know pass
+// (Kafka stores them too).
 template <class Configs, class IsSet>
-std::optional<std::string> broker_change_error(const Configs& configs, IsSet is_set) {
+std::optional<std::string> broker_change_error(const Broker& broker, const std::string& name, const Configs& configs,
+                                               IsSet is_set) {
+  const bool named = !name.empty();
+  if (named) {
+    const auto id = config::java::parse_integer(name, 32);
+    if (!id) return "Node id must be an integer, but it is: " + name;
+    if (*id != broker.node().node_id) {
+      return fmt::format("Unexpected broker id, expected {}, but received {}", broker.node().node_id, name);
+    }
+  }
   std::vector<std::string> read_only;
+  std::vector<std::string> per_broker;
   for (const auto& c : configs) {
     if (!is_set(c)) continue;
     const config::KeyDef* def = broker_def(c.name);
     if (def == nullptr) continue;
-    if (def->mode == config::UpdateMode::read_only) {
-      read_only.push_back(c.name);
-      continue;
-    }
-    if (!c.value) continue;
-    if (auto parsed = config::parse(*def, *c.value); !parsed) return parsed.error();
+    if (def->mode == config::UpdateMode::read_only) read_only.push_back(c.name);
+    if (def->mode == config::UpdateMode::per_broker) per_broker.push_back(c.name);
   }
   if (!read_only.empty()) return fmt::format("Cannot update these configs dynamically: [{}]", fmt::join(read_only, ", "));
+  std::vector<std::pair<std::string_view, config::Value>> parsed_values;
+  for (const auto& c : configs) {
+    if (!is_set(c) || !c.value) continue;
+    const config::KeyDef* def = broker_def(c.name);
+    if (def == nullptr) continue;
+    auto parsed = config::parse(*def, *c.value);
+    if (!parsed) return parsed.error();
+    parsed_values.emplace_back(c.name, std::move(*parsed));
+  }
+  if (!named && !per_broker.empty()) {
+    return fmt::format("Cannot update these configs at default cluster level, broker id must be specified: [{}]",
+                       fmt::join(per_broker, ", "));
+  }
+  const auto catalog = broker.catalog();
+  for (const auto& [key, value] : parsed_values) {
+    if (auto why = reconfiguration_error(broker, *catalog, named, key, value)) return why;
+  }
+  // KafkaConfig's requirement across two keys, with their values after this change.
+  const auto after = [&](std::string_view key) -> config::Value {
+    for (const auto& [k, v] : parsed_values) {
+      if (k == key) return v;
+    }
+    return broker.broker_value(*catalog, key);
+  };
+  const bool touches_per_ip = std::ranges::any_of(parsed_values, [](const auto& kv) {
+    return kv.first == "max.connections.per.ip" || kv.first == "max.connections.per.ip.overrides";
+  });
+  if (touches_per_ip) {
+    const config::Value per_ip = after("max.connections.per.ip");
+    const config::Value overrides = after("max.connections.per.ip.overrides");
+    if (std::holds_alternative<std::int64_t>(per_ip) && std::get<std::int64_t>(per_ip) == 0 &&
+        (!std::holds_alternative<std::string>(overrides) ||
+         config::java::trim(std::get<std::string>(overrides)).empty())) {
+      return std::string(
+          "requirement failed: max.connections.per.ip can be set to zero only if "
+          "max.connections.per.ip.overrides property is set.");
+    }
+  }
   return std::nullopt;
 }
 
-// Answers the broker resources whose change is refused here and forwards the rest; the answer
-// keeps the request's order.
-template <class Response, class Request, class IsSet, class Fn>
-boost::asio::awaitable<Response> check_then_forward(Request& req, IsSet is_set, Fn forward, std::string_view api) {
+// Answers the broker resources whose change is refused here and sends the rest on (to the
+// active controller, or this node's own); the answer keeps the request's order.
+template <class Response, class Request, class IsSet, class Send>
+boost::asio::awaitable<Response> check_then_send(const Broker& broker, Request& req, IsSet is_set, Send send) {
   std::vector<std::optional<std::string>> refused(req.resources.size());
   Request rest = req;
   rest.resources.clear();
   for (std::size_t i = 0; i < req.resources.size(); ++i) {
     const auto& r = req.resources[i];
-    if (r.resource_type == kBrokerResource) refused[i] = broker_change_error(r.configs, is_set);
+    if (r.resource_type == kBrokerResource) refused[i] = broker_change_error(broker, r.resource_name, r.configs, is_set);
     if (!refused[i]) rest.resources.push_back(r);
   }
-  Response forwarded;
-  if (!rest.resources.empty()) forwarded = co_await forward_each<Response>(rest, [&]() { return forward(rest); }, api);
-  Response out = forwarded;
+  Response sent;
+  if (!rest.resources.empty()) sent = co_await send(rest);
+  Response out = sent;
   out.responses.clear();
   std::size_t next = 0;
   for (std::size_t i = 0; i < req.resources.size(); ++i) {
@@ -272,37 +364,46 @@ boost::asio::awaitable<Response> check_then_forward(Request& req, IsSet is_set, 
       o.resource_name = req.resources[i].resource_name;
       o.error_code = code(ErrorCode::kInvalidRequest);
       o.error_message = *refused[i];
-    } else if (next < forwarded.responses.size()) {
-      out.responses.push_back(forwarded.responses[next++]);
+    } else if (next < sent.responses.size()) {
+      out.responses.push_back(sent.responses[next++]);
     }
   }
   co_return out;
 }
+
+// SET (0) and APPEND (2) bring values to check; DELETE and SUBTRACT do not.
+constexpr auto kIncrementalSets = [](const auto& c) { return c.config_operation == 0 || c.config_operation == 2; };
+constexpr auto kLegacySets = [](const auto&) { return true; };
 
 }  // namespace
 
 boost::asio::awaitable<HandlerResult<AlterConfigsHandler::Response>> AlterConfigsHandler::handle(RequestContext& ctx,
                                                                                                  Request& req) {
   const std::int16_t v = ctx.version();
-  if (QuorumLink* q = ctx.broker.quorum()) {
-    co_return co_await check_then_forward<Response>(
-        req, [](const auto&) { return true; }, [&](Request& r) { return q->alter_configs(r, v); }, "AlterConfigs");
-  }
-  co_return co_await ctx.broker.controller_op<Response>(
-      [&req, v](const metadata::Controller& c) { return c.alter_configs(req, v); });
+  Broker& broker = ctx.broker;
+  co_return co_await check_then_send<Response>(
+      broker, req, kLegacySets, [&broker, v](Request& r) -> boost::asio::awaitable<Response> {
+        if (QuorumLink* q = broker.quorum()) {
+          co_return co_await forward_each<Response>(r, [&]() { return q->alter_configs(r, v); }, "AlterConfigs");
+        }
+        co_return co_await broker.controller_op<Response>(
+            [&r, v](const metadata::Controller& c) { return c.alter_configs(r, v); });
+      });
 }
 
 boost::asio::awaitable<HandlerResult<IncrementalAlterConfigsHandler::Response>> IncrementalAlterConfigsHandler::handle(
     RequestContext& ctx, Request& req) {
   const std::int16_t v = ctx.version();
-  if (QuorumLink* q = ctx.broker.quorum()) {
-    // SET (0) and APPEND (2) bring values to check; DELETE and SUBTRACT do not.
-    co_return co_await check_then_forward<Response>(
-        req, [](const auto& c) { return c.config_operation == 0 || c.config_operation == 2; },
-        [&](Request& r) { return q->incremental_alter_configs(r, v); }, "IncrementalAlterConfigs");
-  }
-  co_return co_await ctx.broker.controller_op<Response>(
-      [&req, v](const metadata::Controller& c) { return c.incremental_alter_configs(req, v); });
+  Broker& broker = ctx.broker;
+  co_return co_await check_then_send<Response>(
+      broker, req, kIncrementalSets, [&broker, v](Request& r) -> boost::asio::awaitable<Response> {
+        if (QuorumLink* q = broker.quorum()) {
+          co_return co_await forward_each<Response>(r, [&]() { return q->incremental_alter_configs(r, v); },
+                                                    "IncrementalAlterConfigs");
+        }
+        co_return co_await broker.controller_op<Response>(
+            [&r, v](const metadata::Controller& c) { return c.incremental_alter_configs(r, v); });
+      });
 }
 
 boost::asio::awaitable<HandlerResult<CreatePartitionsHandler::Response>> CreatePartitionsHandler::handle(

@@ -192,9 +192,37 @@ TEST_F(AlterConfigsTest, IncrementalErrorsAreKafkas) {
             Error(3, "The topic '__cluster_metadata' does not exist."));
   // weir: an unknown operation is a malformed request (Kafka fails with UNKNOWN_SERVER_ERROR).
   EXPECT_EQ(incremental_error(2, "d1", {{"retention.ms", 4, "5"}}), Error(42, "Unknown operation type 4"));
-  // weir: dynamic broker configs are not supported yet.
-  EXPECT_EQ(incremental_error(4, "1", {{"log.retention.ms", kSet, "1000"}}).first, 42);
   EXPECT_TRUE(overrides().empty());
+}
+
+// BROKER resources: the controller checks only the name (the broker that took the request
+// checked the values); a record for each named key, changed or not, as Kafka (KAFKA-14136).
+TEST_F(AlterConfigsTest, BrokerResourcesAreStoredAsKafkasControllerStoresThem) {
+  EXPECT_EQ(incremental_error(4, "x", {{"log.retention.ms", kSet, "1"}}),
+            Error(42, "Unable to parse broker name as a base 10 number."));
+  EXPECT_EQ(incremental_error(4, "-1", {{"log.retention.ms", kSet, "1"}}), Error(42, "Invalid negative broker ID."));
+
+  auto r = incremental(4, "1", {{"log.retention.ms", kSet, "1000"}, {"num.io.threads", kSet, "9"}});
+  EXPECT_EQ(r.response.responses.at(0).error_code, 0);
+  EXPECT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(controller_.image().configs(kConfigResourceBroker, "1").at("log.retention.ms"), "1000");
+  // The same value again still makes a record (brokers reload on it).
+  EXPECT_EQ(incremental(4, "1", {{"log.retention.ms", kSet, "1000"}}).records.size(), 1u);
+  // LIST keys take APPEND and SUBTRACT, from the key's default when unset.
+  EXPECT_EQ(incremental_error(4, "", {{"log.cleanup.policy", kAppend, "compact"}}), Error(0, std::nullopt));
+  EXPECT_EQ(controller_.image().configs(kConfigResourceBroker, "").at("log.cleanup.policy"), "delete,compact");
+  EXPECT_EQ(incremental_error(4, "", {{"log.retention.ms", kAppend, "1"}}),
+            Error(40, "Can't APPEND to key log.retention.ms because its type is not LIST."));
+  // Delete; a legacy AlterConfigs replaces the resource's whole set.
+  incremental(4, "1", {{"num.io.threads", kDelete, std::nullopt}});
+  EXPECT_FALSE(controller_.image().configs(kConfigResourceBroker, "1").contains("num.io.threads"));
+  EXPECT_EQ(legacy(4, "1", {{"log.flush.interval.ms", "5"}}).response.responses.at(0).error_code, 0);
+  const auto& now = controller_.image().configs(kConfigResourceBroker, "1");
+  EXPECT_EQ(now.size(), 1u);
+  EXPECT_EQ(now.at("log.flush.interval.ms"), "5");
+  // validate_only stores nothing.
+  incremental(4, "1", {{"log.segment.bytes", kSet, "1048576"}}, true);
+  EXPECT_FALSE(controller_.image().configs(kConfigResourceBroker, "1").contains("log.segment.bytes"));
 }
 
 TEST_F(AlterConfigsTest, DescribeShowsOverridesWithTheirSource) {

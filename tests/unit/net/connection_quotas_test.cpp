@@ -25,6 +25,30 @@ TEST(ConnectionQuotasTest, PerIpLimitRefusesTheConnectionOverIt) {
   EXPECT_EQ(q.admit("10.0.0.1"), ConnectionQuotas::Admission::kAccepted);
 }
 
+TEST(ConnectionQuotasTest, NewLimitsApplyToTheNextConnectionsAndKeepOpenOnes) {
+  ConnectionQuotas q(limits(2, 5));
+  EXPECT_EQ(q.admit("10.0.0.1"), ConnectionQuotas::Admission::kAccepted);
+  EXPECT_EQ(q.admit("10.0.0.1"), ConnectionQuotas::Admission::kAccepted);
+  EXPECT_FALSE(q.slot_available());
+  // Raised: a waiting acceptor may go on.
+  EXPECT_TRUE(q.update(limits(3, 5)));
+  EXPECT_TRUE(q.slot_available());
+  // A per-address override below the open count: the open ones stay, the next is refused.
+  ConnectionLimits l = limits(3, 5);
+  l.max_connections_per_ip_overrides["10.0.0.1"] = 1;
+  EXPECT_FALSE(q.update(l));
+  EXPECT_EQ(q.count_for("10.0.0.1"), 2);
+  EXPECT_EQ(q.admit("10.0.0.1"), ConnectionQuotas::Admission::kPerIpLimit);
+  EXPECT_EQ(q.limits().max_connections_per_ip_overrides.at("10.0.0.1"), 1);
+  // Lowered below the open count: no new slot until enough close.
+  EXPECT_FALSE(q.update(limits(1, 5)));
+  EXPECT_FALSE(q.slot_available());
+  q.release("10.0.0.1");
+  EXPECT_FALSE(q.slot_available());
+  q.release("10.0.0.1");
+  EXPECT_TRUE(q.slot_available());
+}
+
 TEST(ConnectionQuotasTest, OverrideReplacesTheDefaultForItsAddressOnly) {
   ConnectionLimits l = limits(100, 1);
   l.max_connections_per_ip_overrides["127.0.0.1"] = 3;
