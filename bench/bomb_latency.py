@@ -58,6 +58,23 @@ def probe(broker, seconds: float) -> list[float]:
     return out
 
 
+def wait_led(broker, timeout: float = 60.0) -> None:
+    """Until a small produce succeeds: Kafka answers NOT_LEADER_OR_FOLLOWER for a moment after
+    the topic is created."""
+    small = plain_batch(b"x" * 100)
+    deadline = time.monotonic() + timeout
+    with socket.create_connection((broker.host, broker.port), timeout=120) as sock:
+        i = 0
+        while True:
+            i += 1
+            _, error = round_trip(sock, "small", small, i)
+            if error == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"small produce still fails with error {error}")
+            time.sleep(0.1)
+
+
 def bomber(broker, bomb: bytes, stop: threading.Event, answers: Counter) -> None:
     with socket.create_connection((broker.host, broker.port), timeout=300) as sock:
         i = 0
@@ -77,7 +94,8 @@ def run(broker, args, bomb: bytes) -> dict:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     for f in admin.create_topics([NewTopic("small", 1, 1), NewTopic("bombs", 1, 1)]).values():
         f.result(timeout=60)
-    probe(broker, 1.0)  # warm-up (and waits until the partition is led)
+    wait_led(broker)
+    probe(broker, 1.0)  # warm-up
     result = {"quiet": summary(probe(broker, args.seconds))}
     stop = threading.Event()
     answers: Counter = Counter()
