@@ -194,9 +194,11 @@ Status<StoreErrc> MetadataLog::append(std::span<const MetadataRecord> records, s
   }
   const std::vector<std::byte> batch = builder.build();
   if (auto ok = file_->append_and_sync(batch); !ok) {
-    failed_ = true;
-    // Best effort: remove whatever part of the batch reached the file.
+    // Whatever part of the batch reached the file is cut off again. Once that is synced the
+    // file is what the last successful append left (a full disk that frees up takes appends
+    // again); if it cannot be cut, what the file holds is unknown and the log refuses appends.
     if (!file_->truncate_and_sync(size_bytes_)) {
+      failed_ = true;
       logger()->error("event=metadata_log_failed {}", log::kv("size_bytes", size_bytes_));
     }
     return unexpected(ok.error());

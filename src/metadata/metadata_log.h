@@ -9,9 +9,10 @@
 // So `kafka-dump-log --cluster-metadata-decoder --files .../00000000000000000000.log` reads it.
 //
 // Durability: append() returns success only after the batch is written and fdatasync'd. If a
-// write or sync fails the log tries to cut the file back and then refuses further appends
-// (StoreErrc::log_failed): what reached the disk is unknown, so the process should restart and
-// recover. open() replays every batch into an image and, at the first batch that is incomplete,
+// write or sync fails the log cuts the file back to where the batch began and syncs it; the
+// append fails and the next one may succeed (a full disk that frees up). If the cut itself
+// fails, what reached the disk is unknown: the log refuses further appends
+// (StoreErrc::log_failed), and the process should restart and recover. open() replays every batch into an image and, at the first batch that is incomplete,
 // fails its CRC or breaks the offset sequence (a write torn by kill -9 or power loss), cuts the
 // file there and syncs. A batch that passes its CRC but holds a record this build cannot decode
 // or that contradicts the image is not a torn write: open() fails with corrupt_log and changes

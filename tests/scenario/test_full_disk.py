@@ -88,8 +88,8 @@ def test_full_disk_refuses_writes_keeps_acknowledged_data_and_recovers(weir_fact
 
 def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small_disk, topic_name):
     """A CreateTopics whose logs cannot be created answers KAFKA_STORAGE_ERROR, leaves no topic
-    (in Metadata or on disk) behind, logs the errno, and after a restart, once space is freed, the
-    same topic can be created and used."""
+    (in Metadata or on disk) behind, logs the errno; once space is freed, topics can be created
+    again at once, and after a restart the same topic can be created and used."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     data = small_disk / "data"
@@ -108,6 +108,12 @@ def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small
     assert "No space left on device" in b.log_path.read_text(errors="replace")
 
     filler.unlink()
+    # Space again: topics can be created without a restart ...
+    other = f"{topic_name}-after"
+    admin.create_topics([NewTopic(other, 2, 1)])[other].result(60)
+    acked, errors = produce(b.bootstrap, other, 10)
+    assert (len(acked), errors) == (10, {})
+    # ... and after one, the refused topic is still absent and can be created.
     b.restart()
     admin = AdminClient({"bootstrap.servers": b.bootstrap})
     assert topic_name not in admin.list_topics(timeout=30).topics

@@ -301,19 +301,25 @@ TEST(MetadataLogTest, ProducerIdBlocksAreNeverReusedAcrossReopens) {
 class FailingFile final : public LogFile {
  public:
   Result<std::vector<std::byte>, StoreErrc> read_all() override { return std::vector<std::byte>{}; }
-  Status<StoreErrc> append_and_sync(ByteSpan) override {
+  Status<StoreErrc> append_and_sync(ByteSpan bytes) override {
     ++appends;
-    return unexpected(StoreErrc::io_error);
+    if (fail_appends) return unexpected(StoreErrc::io_error);
+    written += bytes.size();
+    return {};
   }
   Status<StoreErrc> truncate_and_sync(std::uint64_t size) override {
     truncated_to = size;
+    if (fail_truncates) return unexpected(StoreErrc::io_error);
     return {};
   }
+  bool fail_appends = true;
+  bool fail_truncates = false;
   int appends = 0;
+  std::uint64_t written = 0;
   std::optional<std::uint64_t> truncated_to;
 };
 
-TEST(MetadataLogTest, AFailedAppendFailsTheLog) {
+TEST(MetadataLogTest, AFailedAppendThatIsCutBackLeavesTheLogUsable) {
   auto file = std::make_unique<FailingFile>();
   FailingFile* raw = file.get();
   MetadataImage image;
@@ -321,8 +327,27 @@ TEST(MetadataLogTest, AFailedAppendFailsTheLog) {
   ASSERT_TRUE(log.has_value());
   const std::vector<MetadataRecord> records = {NoOpRecord{}};
   EXPECT_EQ(log->append(records, kNowMs).error(), StoreErrc::io_error);
-  EXPECT_TRUE(log->failed());
+  EXPECT_FALSE(log->failed());
   EXPECT_EQ(raw->truncated_to, 0u);
+  EXPECT_EQ(log->next_offset(), 0);
+  // Space again (a full disk freed up): the next append goes where the failed one began.
+  raw->fail_appends = false;
+  EXPECT_TRUE(log->append(records, kNowMs).has_value());
+  EXPECT_EQ(log->next_offset(), 1);
+  EXPECT_EQ(raw->appends, 2);
+}
+
+TEST(MetadataLogTest, AFailedAppendThatCannotBeCutBackFailsTheLog) {
+  auto file = std::make_unique<FailingFile>();
+  FailingFile* raw = file.get();
+  raw->fail_truncates = true;
+  MetadataImage image;
+  auto log = MetadataLog::open(std::move(file), image, {});
+  ASSERT_TRUE(log.has_value());
+  const std::vector<MetadataRecord> records = {NoOpRecord{}};
+  EXPECT_EQ(log->append(records, kNowMs).error(), StoreErrc::io_error);
+  EXPECT_TRUE(log->failed());
+  raw->fail_appends = false;
   EXPECT_EQ(log->append(records, kNowMs).error(), StoreErrc::log_failed);
   EXPECT_EQ(raw->appends, 1);
   EXPECT_EQ(log->next_offset(), 0);
