@@ -387,11 +387,6 @@ std::string Broker::start() {
 }
 
 std::string Broker::open_log_dir() {
-  flusher_ = std::make_unique<storage::Flusher>(fs_);
-  flusher_->start();
-  partitions_->start(*flusher_, flush_on_acks_all_);
-  partitions_->set_verification_enabled(transaction_partition_verification_enable_);
-  partitions_->set_rack_aware_selector(rack_aware_selector_);
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;
@@ -404,6 +399,14 @@ std::string Broker::open_log_dir() {
   if (!lm) return fmt::format("cannot open log dir {}: {}", config_.log_dir, lm.error());
   logs_ = std::move(*lm);
   node_.previous_broker_epoch = logs_->clean_shutdown_broker_epoch();
+  // Files and directories alike are synced through the logs' cache, so that a failed sync reaches
+  // its disk-failure observer (a broker of a cluster halts on it).
+  log_files_ = logs_->file_cache();
+  flusher_ = std::make_unique<storage::Flusher>(*log_files_);
+  flusher_->start();
+  partitions_->start(*flusher_, flush_on_acks_all_);
+  partitions_->set_verification_enabled(transaction_partition_verification_enable_);
+  partitions_->set_rack_aware_selector(rack_aware_selector_);
   return {};
 }
 

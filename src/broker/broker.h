@@ -292,6 +292,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   bool rack_aware_selector_ = false;  // replica.selector.class (KIP-392)
   std::unique_ptr<storage::LogManager> logs_;
+  std::shared_ptr<storage::FileCache> log_files_;  // logs_'s cache; outlives flusher_, which syncs through it
   std::unique_ptr<storage::Flusher> flusher_;
   std::unique_ptr<metadata::Controller> controller_;
   metadata::ControllerConfig controller_config_;

@@ -81,6 +81,9 @@ class LogManager {
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
   // The descriptors held by the logs' files; thread-safe.
   [[nodiscard]] FileCache::Stats file_stats() const { return files_->stats(); }
+  // The cache every log's I/O goes through (and its disk-failure observer): the Flusher syncs the
+  // logs' directories through it too, so a failed directory sync is a disk failure like any other.
+  [[nodiscard]] std::shared_ptr<FileCache> file_cache() const noexcept { return files_; }
 
   // Creates the partition's directory, partition.metadata and an empty log; returns the existing
   // log if there is one. All or nothing: on failure the directory is removed again (if this call

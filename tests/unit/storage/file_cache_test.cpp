@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <future>
 #include <string>
 #include <vector>
 
 #include "storage/fault_file_system.h"
+#include "storage/flusher.h"
 #include "storage/log_manager.h"
 #include "test_util.h"
 
@@ -248,6 +250,34 @@ TEST_F(FileCacheTest, LogManagerReportsItsLogsDiskFailures) {
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.front().error.code, ENOSPC);
   EXPECT_EQ(seen.front().path.parent_path().filename(), "t-0");
+}
+
+// The broker's Flusher syncs directories through the LogManager's cache (file_cache()), so a
+// failed directory sync reaches the observer as a failed file sync does.
+TEST_F(FileCacheTest, DirectorySyncsThroughTheLogManagersCacheReachTheObserver) {
+  ManualClock clock;
+  std::vector<IoFailure> seen;
+  LogManagerOptions options;
+  options.on_disk_failure = [&seen](const IoFailure& f) { seen.push_back(f); };
+  auto lm = LogManager::open(base, tmp.path() / "logs", clock, options);
+  ASSERT_TRUE(lm.has_value());
+  ASSERT_TRUE((*lm)->create(TopicPartition{"t", 0}, Uuid(1, 2), LogConfig{}).has_value());
+  auto cache = (*lm)->file_cache();
+  ASSERT_NE(cache, nullptr);
+  Flusher flusher(*cache);
+  flusher.start();
+  SyncToken token;
+  token.directories.push_back(tmp.path() / "logs" / "t-0");
+  std::promise<bool> done;
+  base.fail_syncs(true);
+  ASSERT_TRUE(flusher.submit(std::move(token), [&done](Status<Errc> s) { done.set_value(s.has_value()); }));
+  EXPECT_FALSE(done.get_future().get());
+  base.fail_syncs(false);
+  flusher.stop();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].op, "sync_directory");
+  EXPECT_EQ(seen[0].error.code, EIO);
+  EXPECT_EQ(seen[0].path.filename(), "t-0");
 }
 
 // Opening a file that does not exist as an existing one is an answer (a new directory's
