@@ -59,6 +59,10 @@ wn::Server& server() {
     o.max_inflight_requests_per_connection = 4;
     auto* srv = new wn::Server(o, sink);
     if (!srv->start().empty()) std::abort();
+    // libFuzzer ends a timed run with exit(): the server's threads must be gone before static
+    // destruction frees what they use (spdlog's registry, the sink). Registered after both were
+    // built, so it runs before their destructors.
+    std::atexit([] { server().stop(); });
     return srv;
   }();
   return *s;
@@ -176,9 +180,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (got != answer) std::abort();
   }
   ::close(fd);
-  // Every frame is released once its request is done and its connection gone.
+  // Every frame is released once its request is done and its connection gone, and the
+  // connection gives its slot back.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (srv.memory_budget().in_use_bytes() != 0) {
+  while (srv.memory_budget().in_use_bytes() != 0 || srv.open_connections() != 0) {
     if (std::chrono::steady_clock::now() > deadline) std::abort();
     std::this_thread::yield();
   }
