@@ -1,33 +1,33 @@
 #include "broker/broker.h"
 
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
-#include <charconv>
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <filesystem>
-#include <limits>
-#include <fstream>
-#include <map>
-#include <set>
-#include <thread>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <thread>
 
 #include "base/assert.h"
+#include "base/log.h"
 #include "base/uuid.h"
 #include "broker/async.h"
 #include "broker/group_service.h"
-#include "broker/txn_host.h"
 #include "broker/handlers/registry.h"
 #include "broker/partition_service.h"
-#include "base/log.h"
+#include "broker/txn_host.h"
 #include "protocol/error_names.h"
 #include "protocol/gen/api_registry.h"
 #include "protocol/headers.h"
@@ -89,10 +89,11 @@ void log_rejected(RequestStats& stats, const net::ClientInfo& client, const prot
   const auto* api = protocol::find_api(header.api_key);
   const auto level = error_code != 0 ? spdlog::level::info : spdlog::level::warn;
   spdlog::log(level, "event=request_rejected {} {} {} {} {} {} {} {} {} dropped_lines={}",
-              log::kv("client", fmt::format("{}:{}", client.host, client.port)), log::kv("connection", client.connection_id),
-              log::kv("client_id", header.client_id.value_or("")),
-              log::kv("api", api != nullptr ? api->name : std::string_view("unknown")), log::kv("api_key", header.api_key),
-              log::kv("api_version", header.api_version), log::kv("correlation_id", header.correlation_id),
+              log::kv("client", fmt::format("{}:{}", client.host, client.port)),
+              log::kv("connection", client.connection_id), log::kv("client_id", header.client_id.value_or("")),
+              log::kv("api", api != nullptr ? api->name : std::string_view("unknown")),
+              log::kv("api_key", header.api_key), log::kv("api_version", header.api_version),
+              log::kv("correlation_id", header.correlation_id),
               log::kv("error", error_code != 0 ? protocol::error_name(error_code) : std::string_view("none")),
               log::kv("reason", reason), stats.reject_log.take_dropped());
 }
@@ -128,8 +129,8 @@ asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& c
       }
     }
     stats.malformed[static_cast<std::size_t>(Malformed::kUnsupportedVersion)].inc();
-    co_return net::Reply::close(fmt::format("unsupported version {} of api {} ({}..{} served)", version, key,
-                                            H::kMinVersion, H::kMaxVersion));
+    co_return net::Reply::close(
+        fmt::format("unsupported version {} of api {} ({}..{} served)", version, key, H::kMinVersion, H::kMaxVersion));
   }
   typename H::Request req;
   // Bytes after the body are ignored, as Apache Kafka does (librdkafka's Metadata v13 request,
@@ -190,9 +191,9 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   flush_on_acks_all_ = !config_.dev_mode && c.get_bool("flush.on.acks.all");
   topic_defaults_.num_partitions = c.get_int("num.partitions");
   // INT in Kafka; a replication factor is a SHORT on the wire (one node serves one replica anyway).
-  topic_defaults_.replication_factor = static_cast<std::int16_t>(std::clamp<std::int32_t>(
-      c.get_int("default.replication.factor"), std::numeric_limits<std::int16_t>::min(),
-      std::numeric_limits<std::int16_t>::max()));
+  topic_defaults_.replication_factor = static_cast<std::int16_t>(
+      std::clamp<std::int32_t>(c.get_int("default.replication.factor"), std::numeric_limits<std::int16_t>::min(),
+                               std::numeric_limits<std::int16_t>::max()));
   catalog_.store(std::make_shared<const Catalog>());
   group_config_.initial_rebalance_delay_ms = c.get_int("group.initial.rebalance.delay.ms");
   group_config_.min_session_timeout_ms = c.get_int("group.min.session.timeout.ms");
@@ -345,7 +346,8 @@ std::string Broker::start() {
   info.broker_epoch = metadata_log_->next_offset() + static_cast<std::int64_t>(boot.size());
   info.incarnation_id = Uuid::random();
   for (const auto& l : config_.advertised_listeners) {
-    info.endpoints.push_back(metadata::BrokerInfo::Endpoint{l.name, l.host, static_cast<std::uint16_t>(node_.port ? node_.port : l.port), 0});
+    info.endpoints.push_back(metadata::BrokerInfo::Endpoint{
+        l.name, l.host, static_cast<std::uint16_t>(node_.port ? node_.port : l.port), 0});
   }
   for (auto& r : controller_->register_broker(info)) boot.push_back(std::move(r));
   broker_epoch_ = info.broker_epoch;
@@ -423,9 +425,8 @@ std::string Broker::start_broker_only() {
   // once the metadata names this node as one of their replicas.
   if (!quorum_) return "process.roles=broker needs a controller quorum link";
   controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
-  partitions_->set_isr_sender([this](IsrChange c) {
-    asio::co_spawn(shards_->controller(), send_isr_change(std::move(c)), asio::detached);
-  });
+  partitions_->set_isr_sender(
+      [this](IsrChange c) { asio::co_spawn(shards_->controller(), send_isr_change(std::move(c)), asio::detached); });
   if (auto error = open_log_dir(); !error.empty()) return error;
   publish(build_catalog());
   start_maintenance();
@@ -454,7 +455,8 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     metadata_offset_.store(update.last_offset);
     co_return;
   }
-  if (update.snapshot) controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
+  if (update.snapshot)
+    controller_ = std::make_unique<metadata::Controller>(controller_config_, metadata::MetadataImage{});
   std::set<std::string> configs_changed;
   bool broker_configs_changed = false;
   for (const auto& r : update.records) {
@@ -478,7 +480,9 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     for (const auto& [name, id] : after.topic_ids_by_name()) configs_changed.insert(name);
   }
   const std::int32_t me = node_.node_id;
-  auto hosts = [me](const metadata::PartitionImage& p) { return std::ranges::find(p.replicas, me) != p.replicas.end(); };
+  auto hosts = [me](const metadata::PartitionImage& p) {
+    return std::ranges::find(p.replicas, me) != p.replicas.end();
+  };
 
   // Replicas to drop: topics gone (or recreated under a new id) and partitions moved away.
   std::vector<std::pair<std::string, std::int32_t>> removed;
@@ -487,7 +491,8 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     const auto* new_topic = after.topic(id);
     for (const auto& p : old_topic->partitions) {
       if (!hosts(p)) continue;
-      const bool kept = new_topic != nullptr && p.partition_id < static_cast<std::int32_t>(new_topic->partitions.size()) &&
+      const bool kept = new_topic != nullptr &&
+                        p.partition_id < static_cast<std::int32_t>(new_topic->partitions.size()) &&
                         hosts(new_topic->partitions[static_cast<std::size_t>(p.partition_id)]);
       if (!kept) removed.emplace_back(name, p.partition_id);
     }
@@ -502,7 +507,8 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     const auto* old_topic = before.topic(id);
     bool any = false;
     for (const auto& p : t->partitions) {
-      const bool was = old_topic != nullptr && p.partition_id < static_cast<std::int32_t>(old_topic->partitions.size()) &&
+      const bool was = old_topic != nullptr &&
+                       p.partition_id < static_cast<std::int32_t>(old_topic->partitions.size()) &&
                        hosts(old_topic->partitions[static_cast<std::size_t>(p.partition_id)]);
       if (hosts(p) && (!was || update.snapshot)) any = true;
     }
@@ -556,9 +562,8 @@ asio::awaitable<void> Broker::update_leadership() {
         const PartitionInfo& info = t->parts[static_cast<std::size_t>(p.index())];
         const bool leader = info.leader == me;
         p.set_replication_options(replica_lag_ms_, flush_on_acks_all_);
-        const Partition::RoleChange change = p.apply_leadership(Leadership{me, info.leader, info.leader_epoch,
-                                                                           info.partition_epoch, info.replicas,
-                                                                           info.isr, eligible});
+        const Partition::RoleChange change = p.apply_leadership(
+            Leadership{me, info.leader, info.leader_epoch, info.partition_epoch, info.replicas, info.isr, eligible});
         if (change == Partition::RoleChange::kBecameLeader || change == Partition::RoleChange::kBecameFollower) {
           spdlog::info("event=leadership_changed partition={}-{} leader={} epoch={} isr={}", p.topic(), p.index(),
                        info.leader, info.leader_epoch, fmt::join(info.isr, ","));
@@ -566,7 +571,8 @@ asio::awaitable<void> Broker::update_leadership() {
         follow(shard, p, leader ? -1 : info.leader, *catalog);
         if (p.topic() == kTransactionStateTopic) txns_->leadership_changed(shard, p.index(), leader);
         if (p.topic() == kOffsetsTopic) {
-          if (leader) offsets_led.push_back(p.index());
+          if (leader)
+            offsets_led.push_back(p.index());
           else if (auto it = group_hosts_[shard].find(p.index()); it != group_hosts_[shard].end()) {
             // The group coordinator leaves with the leadership of its partition.
             it->second->fail_held();
@@ -581,7 +587,8 @@ asio::awaitable<void> Broker::update_leadership() {
           it = fetchers_[shard].erase(it);
           continue;
         }
-        if (const BrokerEndpoint* b = catalog->replication_endpoint(it->first)) it->second->set_endpoint(b->host, b->port);
+        if (const BrokerEndpoint* b = catalog->replication_endpoint(it->first))
+          it->second->set_endpoint(b->host, b->port);
         ++it;
       }
       // ... and arrives with it: loaded now, so restored members' sessions start expiring.
@@ -633,9 +640,9 @@ void Broker::follow(std::size_t shard, Partition& p, std::int32_t leader, const 
   if (leader < 0 || !replica_channels_) return;
   auto it = mine.find(leader);
   if (it == mine.end()) {
-    auto fetcher = std::make_shared<ReplicaFetcher>(shards_->executor(shard), shard, *partitions_, leader,
-                                                    fetcher_options_, replica_channels_,
-                                                    [this]() { return registered_epoch_.load(); });
+    auto fetcher =
+        std::make_shared<ReplicaFetcher>(shards_->executor(shard), shard, *partitions_, leader, fetcher_options_,
+                                         replica_channels_, [this]() { return registered_epoch_.load(); });
     if (const BrokerEndpoint* b = catalog.replication_endpoint(leader)) fetcher->set_endpoint(b->host, b->port);
     fetcher->start();
     it = mine.emplace(leader, std::move(fetcher)).first;
@@ -797,8 +804,9 @@ asio::awaitable<void> Broker::maintain(std::size_t shard) {
       if (p == nullptr) break;
       std::int64_t budget = kCleanStepBytes;
       if (throttle) {
-        const std::int64_t mono = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::steady_clock::now().time_since_epoch()).count();
+        const std::int64_t mono =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
         budget = std::min(budget, throttle->available(mono));
         if (budget <= 0) {
           co_await pause(std::max<std::int64_t>(1, throttle->wait_ms(mono, kCleanStepBytes)));
@@ -903,8 +911,7 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
   t.name = std::string(kOffsetsTopic);
   t.num_partitions = config_.typed().get_int("offsets.topic.num.partitions");
   // One node: one replica, whatever offsets.topic.replication.factor says.
-  t.replication_factor =
-      quorum_ ? config_.typed().get_short("offsets.topic.replication.factor") : std::int16_t{1};
+  t.replication_factor = quorum_ ? config_.typed().get_short("offsets.topic.replication.factor") : std::int16_t{1};
   auto add = [&](std::string name, std::string value) {
     auto& c = t.configs.emplace_back();
     c.name = std::move(name);
@@ -975,14 +982,16 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   const std::string listener =
       config_.advertised_listeners.empty() ? std::string("PLAINTEXT") : config_.advertised_listeners.front().name;
   const config::ConfigValues& typed = config_.typed();
-  const std::string inter_broker_listener =
-      typed.is_null("inter.broker.listener.name") ? std::string("PLAINTEXT") : typed.get_string("inter.broker.listener.name");
+  const std::string inter_broker_listener = typed.is_null("inter.broker.listener.name")
+                                                ? std::string("PLAINTEXT")
+                                                : typed.get_string("inter.broker.listener.name");
   std::set<std::int32_t> alive;
   for (const auto& [id, reg] : img.brokers()) {
     if (reg.fenced) continue;
     alive.insert(id);
     for (const auto& e : reg.end_points) {
-      if (e.name == inter_broker_listener) c->replication_endpoints.push_back(BrokerEndpoint{id, e.host, e.port, reg.rack});
+      if (e.name == inter_broker_listener)
+        c->replication_endpoints.push_back(BrokerEndpoint{id, e.host, e.port, reg.rack});
       if (e.name != listener) continue;
       BrokerEndpoint b{id, e.host, e.port, reg.rack};
       if (id == node_.node_id && node_.port != 0 && !config_.broker_only) b.port = node_.port;
@@ -1259,8 +1268,9 @@ asio::awaitable<void> Broker::after_apply(Applied applied) {
 }
 
 asio::awaitable<protocol::CreateTopicsResponse> Broker::forward_create_topics(const protocol::CreateTopicsRequest& req,
-                                                                              std::int16_t version) {
-  auto resp = co_await quorum_->create_topics(req, version);
+                                                                              std::int16_t version,
+                                                                              std::optional<RequestOrigin> origin) {
+  auto resp = co_await quorum_->create_topics(req, version, origin);
   if (resp) {
     // The controller answered once the topics were committed; wait (bounded) until this broker
     // has applied them too, so that the client's next Metadata request here finds them.
@@ -1277,7 +1287,8 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::forward_create_topics(co
     }
     co_return std::move(*resp);
   }
-  spdlog::warn("event=forward_failed api=CreateTopics error_code={} error=\"{}\"", resp.error().code, resp.error().message);
+  spdlog::warn("event=forward_failed api=CreateTopics error_code={} error=\"{}\"", resp.error().code,
+               resp.error().message);
   protocol::CreateTopicsResponse out;
   for (const auto& t : req.topics) {
     auto& r = out.topics.emplace_back();
@@ -1291,8 +1302,9 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::forward_create_topics(co
 }
 
 asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const protocol::CreateTopicsRequest& req,
-                                                                      std::int16_t version) {
-  if (quorum_) co_return co_await forward_create_topics(req, version);
+                                                                      std::int16_t version,
+                                                                      std::optional<RequestOrigin> origin) {
+  if (quorum_) co_return co_await forward_create_topics(req, version, origin);
   struct Outcome {
     protocol::CreateTopicsResponse response;
     std::vector<NewPartition> parts;
@@ -1366,9 +1378,10 @@ asio::awaitable<protocol::CreateTopicsResponse> Broker::create_topics(const prot
 }
 
 asio::awaitable<protocol::DeleteTopicsResponse> Broker::delete_topics(const protocol::DeleteTopicsRequest& req,
-                                                                      std::int16_t version) {
+                                                                      std::int16_t version,
+                                                                      std::optional<RequestOrigin> origin) {
   if (quorum_) {
-    auto resp = co_await quorum_->delete_topics(req, version);
+    auto resp = co_await quorum_->delete_topics(req, version, origin);
     if (resp) co_return std::move(*resp);
     spdlog::warn("event=forward_failed api=DeleteTopics error_code={} error=\"{}\"", resp.error().code,
                  resp.error().message);
@@ -1509,7 +1522,7 @@ asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::s
   auto parsed = protocol::parse_request_header(frame->bytes);
   if (!parsed) {
     const bool unknown = parsed.error().error == protocol::HeaderError::kUnknownApi;
-    const char* why = unknown ? "unknown api key"
+    const char* why = unknown                                                     ? "unknown api key"
                       : parsed.error().error == protocol::HeaderError::kTruncated ? "truncated request header"
                                                                                   : "malformed request header";
     stats.malformed[static_cast<std::size_t>(unknown ? Malformed::kUnknownApi : Malformed::kHeader)].inc();
@@ -1540,7 +1553,7 @@ asio::awaitable<net::Reply> Broker::handle(const net::ClientInfo& client, std::s
   if (reply.kind == net::Reply::Kind::kClose) log_rejected(stats, client, header, 0, reply.reason);
   if (reply.kind == net::Reply::Kind::kSend) api.response_bytes.inc(static_cast<std::uint64_t>(reply.size()) + 4);
   const auto received = frame->received_at == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now()
-                                                                                       : frame->received_at;
+                                                                                      : frame->received_at;
   api.latency_us.observe(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - received).count()));
   co_return reply;

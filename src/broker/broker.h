@@ -10,23 +10,22 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstdint>
-#include <limits>
-#include <mutex>
 #include <expected>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "base/clock.h"
 #include "broker/async.h"
@@ -36,9 +35,9 @@
 #include "broker/errors.h"
 #include "broker/fetch_session.h"
 #include "broker/group_host.h"
+#include "broker/peer_link.h"
 #include "broker/quorum_link.h"
 #include "broker/replica_fetcher.h"
-#include "broker/peer_link.h"
 #include "broker/replica_link.h"
 #include "broker/replication_quota.h"
 #include "broker/request_stats.h"
@@ -122,7 +121,9 @@ class Broker final : public net::RequestSink {
   // Called (on the controller executor) with each newer catalog, after the broker applied the
   // dynamic broker configs it acts on itself; the server applies the connection limits. Set
   // before start().
-  void on_broker_configs(std::function<void(const Catalog&)> listener) { broker_configs_listener_ = std::move(listener); }
+  void on_broker_configs(std::function<void(const Catalog&)> listener) {
+    broker_configs_listener_ = std::move(listener);
+  }
   [[nodiscard]] const NodeInfo& node() const { return node_; }
   [[nodiscard]] ShardSet& shards() { return *shards_; }
   // Incremental fetch sessions (KIP-227) of every connection; thread-safe.
@@ -147,10 +148,14 @@ class Broker final : public net::RequestSink {
   }
 
   // Admin operations, carried out by the controller on shard 0.
-  boost::asio::awaitable<protocol::CreateTopicsResponse> create_topics(const protocol::CreateTopicsRequest& req,
-                                                                       std::int16_t version);
-  boost::asio::awaitable<protocol::DeleteTopicsResponse> delete_topics(const protocol::DeleteTopicsRequest& req,
-                                                                       std::int16_t version);
+  // `origin`: the client whose request this is (a broker of a cluster forwards it in an Envelope);
+  // none for the broker's own (auto-created and internal topics).
+  boost::asio::awaitable<protocol::CreateTopicsResponse> create_topics(
+      const protocol::CreateTopicsRequest& req, std::int16_t version,
+      std::optional<RequestOrigin> origin = std::nullopt);
+  boost::asio::awaitable<protocol::DeleteTopicsResponse> delete_topics(
+      const protocol::DeleteTopicsRequest& req, std::int16_t version,
+      std::optional<RequestOrigin> origin = std::nullopt);
   // Creates the named topics with the broker defaults (auto.create.topics.enable); errors are
   // left for the caller to see as unknown topics.
   boost::asio::awaitable<void> auto_create_topics(const std::vector<std::string>& names);
@@ -196,7 +201,8 @@ class Broker final : public net::RequestSink {
   // The request counters of a shard; written only on that shard (the dispatcher's).
   [[nodiscard]] RequestStats& request_stats(std::size_t shard) { return *request_stats_[shard]; }
   // On `shard` only: the group coordinators it runs, by __consumer_offsets partition.
-  [[nodiscard]] const std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>& group_hosts(std::size_t shard) const {
+  [[nodiscard]] const std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>& group_hosts(
+      std::size_t shard) const {
     return group_hosts_[shard];
   }
 
@@ -267,7 +273,8 @@ class Broker final : public net::RequestSink {
   boost::asio::awaitable<void> send_isr_change(IsrChange change);
   // Forwarded admin requests (broker-only).
   boost::asio::awaitable<protocol::CreateTopicsResponse> forward_create_topics(const protocol::CreateTopicsRequest& req,
-                                                                               std::int16_t version);
+                                                                               std::int16_t version,
+                                                                               std::optional<RequestOrigin> origin);
 
   // On `shard` only: the host of a __consumer_offsets partition, created (and loaded from the
   // log) on first use; null if this shard does not hold that partition.
@@ -327,12 +334,13 @@ class Broker final : public net::RequestSink {
   std::int64_t cleaner_backoff_ms_ = 15000;
   std::atomic<double> cleaner_io_bytes_per_second_{0};  // log.cleaner.io.max.bytes.per.second (dynamic)
   std::int64_t retention_check_interval_ms_ = 300000;
-  std::int64_t flush_scheduler_interval_ms_ = std::numeric_limits<std::int64_t>::max();  // log.flush.scheduler.interval.ms
-  std::int64_t checkpoint_interval_ms_ = 60000;               // log.flush.offset.checkpoint.interval.ms
-  std::int64_t start_offset_checkpoint_interval_ms_ = 60000;  // log.flush.start.offset.checkpoint.interval.ms
+  std::int64_t flush_scheduler_interval_ms_ =
+      std::numeric_limits<std::int64_t>::max();                    // log.flush.scheduler.interval.ms
+  std::int64_t checkpoint_interval_ms_ = 60000;                    // log.flush.offset.checkpoint.interval.ms
+  std::int64_t start_offset_checkpoint_interval_ms_ = 60000;       // log.flush.start.offset.checkpoint.interval.ms
   std::atomic<std::int64_t> producer_id_expiration_ms_{86400000};  // producer.id.expiration.ms (dynamic)
   std::function<void(const Catalog&)> broker_configs_listener_;
-  bool transaction_partition_verification_enable_ = true;            // transaction.partition.verification.enable
+  bool transaction_partition_verification_enable_ = true;           // transaction.partition.verification.enable
   std::int64_t producer_id_expiration_check_interval_ms_ = 600000;  // producer.id.expiration.check.interval.ms
   storage::CleanerConfig cleaner_config_;
 };
@@ -359,16 +367,14 @@ boost::asio::awaitable<Response> Broker::controller_op(Op op) {
 }
 
 template <class F>
-auto Broker::with_group(std::int32_t partition, F f)
-    -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>> {
+auto Broker::with_group(std::int32_t partition, F f) -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>> {
   const std::size_t shard = shards_->owner(kOffsetsTopic, partition);
   co_return co_await run_on(shards_->executor(shard),
                             [this, shard, partition, &f]() { return f(group_host(shard, partition)); });
 }
 
 template <class F>
-auto Broker::with_controller(F f)
-    -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
+auto Broker::with_controller(F f) -> boost::asio::awaitable<std::invoke_result_t<F&, const metadata::Controller&>> {
   co_return co_await run_on(shards_->controller(), [this, &f]() { return f(*controller_); });
 }
 

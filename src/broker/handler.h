@@ -7,12 +7,12 @@
 // It decodes nothing and encodes nothing itself: the dispatcher does both from the schema.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include <boost/asio/awaitable.hpp>
-
+#include "broker/quorum_link.h"
 #include "net/request_sink.h"
 #include "protocol/headers.h"
 
@@ -25,6 +25,11 @@ struct RequestContext {
   const net::ClientInfo& client;
   const protocol::RequestHeader& header;
   [[nodiscard]] std::int16_t version() const { return header.api_version; }
+  // Who sent the request, for an admin request this broker forwards to the controller.
+  [[nodiscard]] RequestOrigin origin() const {
+    return RequestOrigin{
+        .client_id = header.client_id, .correlation_id = header.correlation_id, .client_host = client.host};
+  }
 };
 
 // nullopt: send no response (e.g. produce with acks=0).

@@ -9,23 +9,23 @@
 // called from any executor.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "metadata/metadata_record.h"
 #include "protocol/gen/allocate_producer_ids_request.h"
 #include "protocol/gen/allocate_producer_ids_response.h"
-#include "protocol/gen/alter_partition_request.h"
-#include "protocol/gen/alter_partition_response.h"
 #include "protocol/gen/alter_configs_request.h"
 #include "protocol/gen/alter_configs_response.h"
 #include "protocol/gen/alter_partition_reassignments_request.h"
 #include "protocol/gen/alter_partition_reassignments_response.h"
+#include "protocol/gen/alter_partition_request.h"
+#include "protocol/gen/alter_partition_response.h"
 #include "protocol/gen/create_partitions_request.h"
 #include "protocol/gen/create_partitions_response.h"
 #include "protocol/gen/create_topics_request.h"
@@ -87,6 +87,16 @@ struct ForwardError {
 template <class T>
 using Forwarded = std::expected<T, ForwardError>;
 
+// The client an admin request came from. A request forwarded with an origin goes to the controller
+// in an Envelope, as Kafka's broker forwards a client's request (the controller runs it as the
+// client's: its client id, correlation id, address, principal); without one it is this broker's
+// own request (auto-created topics, internal topics), sent as it is.
+struct RequestOrigin {
+  std::optional<std::string> client_id;
+  std::int32_t correlation_id = 0;
+  std::string client_host;
+};
+
 class QuorumLink {
  public:
   virtual ~QuorumLink() = default;
@@ -105,23 +115,27 @@ class QuorumLink {
   [[nodiscard]] virtual std::int64_t broker_epoch() const = 0;
 
   // Requests carried to the active controller at `version` (the client's, for forwarded
-  // admin requests).
+  // admin requests). `origin` is taken by value: these are coroutines, and a reference would
+  // outlive a temporary the caller built in its call expression.
   virtual boost::asio::awaitable<Forwarded<protocol::CreateTopicsResponse>> create_topics(
-      const protocol::CreateTopicsRequest& request, std::int16_t version) = 0;
+      const protocol::CreateTopicsRequest& request, std::int16_t version, std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::DeleteTopicsResponse>> delete_topics(
-      const protocol::DeleteTopicsRequest& request, std::int16_t version) = 0;
+      const protocol::DeleteTopicsRequest& request, std::int16_t version, std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::CreatePartitionsResponse>> create_partitions(
-      const protocol::CreatePartitionsRequest& request, std::int16_t version) = 0;
+      const protocol::CreatePartitionsRequest& request, std::int16_t version, std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::AlterConfigsResponse>> alter_configs(
-      const protocol::AlterConfigsRequest& request, std::int16_t version) = 0;
+      const protocol::AlterConfigsRequest& request, std::int16_t version, std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::IncrementalAlterConfigsResponse>> incremental_alter_configs(
-      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) = 0;
+      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version,
+      std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::ElectLeadersResponse>> elect_leaders(
-      const protocol::ElectLeadersRequest& request, std::int16_t version) = 0;
+      const protocol::ElectLeadersRequest& request, std::int16_t version, std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::AlterPartitionReassignmentsResponse>>
-  alter_partition_reassignments(const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version) = 0;
-  virtual boost::asio::awaitable<Forwarded<protocol::ListPartitionReassignmentsResponse>>
-  list_partition_reassignments(const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version) = 0;
+  alter_partition_reassignments(const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version,
+                                std::optional<RequestOrigin> origin) = 0;
+  virtual boost::asio::awaitable<Forwarded<protocol::ListPartitionReassignmentsResponse>> list_partition_reassignments(
+      const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version,
+      std::optional<RequestOrigin> origin) = 0;
   virtual boost::asio::awaitable<Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
       const protocol::AllocateProducerIdsRequest& request) = 0;
   // A partition leader's ISR change (AlterPartition v2+, Kafka 4.3's range 2-3).

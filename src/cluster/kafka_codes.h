@@ -5,6 +5,7 @@
 
 namespace weir::cluster::code {
 
+inline constexpr std::int16_t kUnknownServerError = -1;
 inline constexpr std::int16_t kNone = 0;
 inline constexpr std::int16_t kOffsetOutOfRange = 1;
 inline constexpr std::int16_t kUnknownTopicOrPartition = 3;
@@ -12,6 +13,7 @@ inline constexpr std::int16_t kNotLeaderOrFollower = 6;
 inline constexpr std::int16_t kRequestTimedOut = 7;
 inline constexpr std::int16_t kBrokerNotAvailable = 8;
 inline constexpr std::int16_t kClusterAuthorizationFailed = 31;
+inline constexpr std::int16_t kUnsupportedVersion = 35;
 inline constexpr std::int16_t kNotController = 41;
 inline constexpr std::int16_t kFencedLeaderEpoch = 74;
 inline constexpr std::int16_t kUnknownLeaderEpoch = 75;

@@ -1,15 +1,15 @@
 #include "server/quorum.h"
 
-#include <chrono>
-#include <deque>
-#include <optional>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <deque>
+#include <optional>
 
 #include "cluster/broker_lifecycle.h"
 #include "cluster/controller_channel.h"
@@ -68,8 +68,8 @@ class ClusterQuorumLink final : public broker::QuorumLink {
 
     cluster::ChannelOptions co;
     co.request_timeout_ms = quorum.request_timeout_ms;
-    channel_ = std::make_unique<cluster::ControllerChannel>(
-        executor_, quorum.bootstrap_endpoints(), co, [this]() { return follower_->leader_address(); });
+    channel_ = std::make_unique<cluster::ControllerChannel>(executor_, quorum.bootstrap_endpoints(), co,
+                                                            [this]() { return follower_->leader_address(); });
 
     cluster::LifecycleOptions lo;
     lo.node_id = node_.node_id;
@@ -125,36 +125,44 @@ class ClusterQuorumLink final : public broker::QuorumLink {
   [[nodiscard]] std::int64_t broker_epoch() const override { return lifecycle_ ? lifecycle_->broker_epoch() : -1; }
 
   asio::awaitable<broker::Forwarded<protocol::CreateTopicsResponse>> create_topics(
-      const protocol::CreateTopicsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::CreateTopicsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::DeleteTopicsResponse>> delete_topics(
-      const protocol::DeleteTopicsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::DeleteTopicsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::CreatePartitionsResponse>> create_partitions(
-      const protocol::CreatePartitionsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::CreatePartitionsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::AlterConfigsResponse>> alter_configs(
-      const protocol::AlterConfigsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::AlterConfigsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::IncrementalAlterConfigsResponse>> incremental_alter_configs(
-      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::ElectLeadersResponse>> elect_leaders(
-      const protocol::ElectLeadersRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::ElectLeadersRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::AlterPartitionReassignmentsResponse>> alter_partition_reassignments(
-      const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::AlterPartitionReassignmentsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::ListPartitionReassignmentsResponse>> list_partition_reassignments(
-      const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version) override {
-    co_return co_await forward(request, version);
+      const protocol::ListPartitionReassignmentsRequest& request, std::int16_t version,
+      std::optional<broker::RequestOrigin> origin) override {
+    co_return co_await forward(request, version, origin);
   }
   asio::awaitable<broker::Forwarded<protocol::AllocateProducerIdsResponse>> allocate_producer_ids(
       const protocol::AllocateProducerIdsRequest& request) override {
@@ -168,14 +176,20 @@ class ClusterQuorumLink final : public broker::QuorumLink {
  private:
   // Runs the send on the link's executor (the channel belongs to it), from any executor.
   template <class Request>
-  asio::awaitable<broker::Forwarded<client::ResponseOf<Request>>> forward(const Request& request,
-                                                                          std::optional<std::int16_t> version) {
+  asio::awaitable<broker::Forwarded<client::ResponseOf<Request>>> forward(
+      const Request& request, std::optional<std::int16_t> version,
+      std::optional<broker::RequestOrigin> from = std::nullopt) {
     using Response = client::ResponseOf<Request>;
+    std::optional<client::ForwardOrigin> origin;
+    if (from)
+      origin = client::ForwardOrigin{
+          .client_id = from->client_id, .correlation_id = from->correlation_id, .client_host = from->client_host};
     auto result = co_await asio::co_spawn(
         executor_,
-        [this, &request, version]() -> asio::awaitable<broker::Forwarded<Response>> {
-          if (!channel_ || stopping_) co_return std::unexpected(broker::ForwardError{kRequestTimedOut, "no controller"});
-          auto r = co_await channel_->send(request, version, client::deadline_after_ms(kForwardTimeoutMs));
+        [this, &request, version, &origin]() -> asio::awaitable<broker::Forwarded<Response>> {
+          if (!channel_ || stopping_)
+            co_return std::unexpected(broker::ForwardError{kRequestTimedOut, "no controller"});
+          auto r = co_await channel_->send(request, version, client::deadline_after_ms(kForwardTimeoutMs), origin);
           if (r) co_return std::move(*r);
           const auto& e = r.error();
           const std::int16_t code = e.kind == client::ErrorKind::kKafka && e.code != 0 ? e.code : kRequestTimedOut;

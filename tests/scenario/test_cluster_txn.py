@@ -121,6 +121,24 @@ def read_values(bootstrap: str, topic: str, isolation: str, ends: dict[int, int]
     return got
 
 
+def wait_stable(admin: AdminClient, topic: str) -> dict[int, int]:
+    """Until every marker arrived: each partition's last stable offset equals its high watermark
+    (returned, by partition)."""
+    tps = [TopicPartition(topic, q) for q in range(PARTITIONS)]
+
+    def offsets(isolation):
+        specs = {tp: OffsetSpec.latest() for tp in tps}
+        res = admin.list_offsets(specs, isolation_level=isolation, request_timeout=30)
+        return {tp.partition: f.result().offset for tp, f in res.items()}
+
+    def stable():
+        hw, lso = offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)
+        return hw if hw == lso else None
+    return wait_for("LSO == HW on every partition", stable, 60,
+                    describe=lambda: (offsets(IsolationLevel.READ_UNCOMMITTED),
+                                      offsets(IsolationLevel.READ_COMMITTED)))
+
+
 @pytest.mark.timeout(300)
 def test_transactions_span_brokers(cluster_factory, kinds, topic_name):
     cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES)
@@ -147,19 +165,8 @@ def test_transactions_span_brokers(cluster_factory, kinds, topic_name):
         if txn_id != first:
             run_transactions(cluster.bootstrap, topic_name, txn_id, f"g-{txn_id}", committed_values, all_values)
 
-    # Every marker arrived: the last stable offsets catch up with the high watermarks.
+    hw = wait_stable(admin, topic_name)
     tps = [TopicPartition(topic_name, q) for q in range(PARTITIONS)]
-
-    def offsets(isolation):
-        specs = {tp: OffsetSpec.latest() for tp in tps}
-        res = admin.list_offsets(specs, isolation_level=isolation, request_timeout=30)
-        return {tp.partition: f.result().offset for tp, f in res.items()}
-
-    def stable():
-        hw, lso = offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)
-        return hw if hw == lso else None
-    hw = wait_for("LSO == HW on every partition", stable, 60,
-                  describe=lambda: (offsets(IsolationLevel.READ_UNCOMMITTED), offsets(IsolationLevel.READ_COMMITTED)))
     # Per partition and transactional id: TRANSACTIONS records and TRANSACTIONS markers.
     assert hw == {q: 2 * TRANSACTIONS * len(ids) for q in range(PARTITIONS)}, hw
 

@@ -1,10 +1,10 @@
 // DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: topic configs through the controller
 // (Kafka's names, defaults, sources and synonyms); broker configs as this node was started.
-#include <set>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+
+#include <set>
 
 #include "broker/broker.h"
 #include "broker/errors.h"
@@ -32,8 +32,9 @@ constexpr config::KeyDef kDynamicOnlyBrokerDefs[] = {
     {"follower.replication.throttled.rate", config::Type::int64, "9223372036854775807", config::at_least(0),
      config::Importance::medium, "Bytes per second a follower fetches of throttled partitions while behind.",
      config::UpdateMode::cluster_wide},
-    {"replica.alter.log.dirs.io.max.bytes.per.second", config::Type::int64, "9223372036854775807",
-     config::at_least(0), config::Importance::medium, "Accepted; weir has one log dir per broker to move between.", config::UpdateMode::cluster_wide},
+    {"replica.alter.log.dirs.io.max.bytes.per.second", config::Type::int64, "9223372036854775807", config::at_least(0),
+     config::Importance::medium, "Accepted; weir has one log dir per broker to move between.",
+     config::UpdateMode::cluster_wide},
 };
 
 const config::KeyDef* dynamic_only_broker_def(std::string_view name) {
@@ -73,9 +74,8 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
   const auto catalog = broker.catalog();
   const bool named = !res.resource_name.empty();
   const auto wanted = [&res](std::string_view name) {
-    return !res.configuration_keys ||
-           std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) !=
-               res.configuration_keys->end();
+    return !res.configuration_keys || std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) !=
+                                          res.configuration_keys->end();
   };
   const auto entry = [&](std::string_view name, const config::KeyDef* def) {
     const bool sensitive = def == nullptr || def->type == config::Type::password;
@@ -120,9 +120,8 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     c.read_only = def != nullptr && def->mode == config::UpdateMode::read_only;
     c.is_sensitive = sensitive;
     c.config_type = def != nullptr ? static_cast<std::int8_t>(def->type) : std::int8_t{0};
-    c.documentation =
-        documentation ? std::optional<std::string>(def != nullptr ? std::string(def->doc) : std::string())
-                      : std::nullopt;
+    c.documentation = documentation ? std::optional<std::string>(def != nullptr ? std::string(def->doc) : std::string())
+                                    : std::nullopt;
     if (synonyms) {
       for (const Layer& l : layers) {
         auto& syn = c.synonyms.emplace_back();
@@ -223,9 +222,10 @@ constexpr std::string_view kThreadCountKeys[] = {"num.io.threads", "num.network.
 std::optional<std::string> reconfiguration_error(const Broker& broker, const Catalog& catalog, bool named,
                                                  std::string_view key, const config::Value& value) {
   const auto wrapped = [](const std::string& why) {
-    return fmt::format("Invalid value org.apache.kafka.common.config.ConfigException: {} for configuration "
-                       "Invalid dynamic configuration",
-                       why);
+    return fmt::format(
+        "Invalid value org.apache.kafka.common.config.ConfigException: {} for configuration "
+        "Invalid dynamic configuration",
+        why);
   };
   if (key == "max.connections.per.ip.overrides" && std::holds_alternative<std::string>(value)) {
     // Kafka's KafkaConfig reads the map with String.substring and Integer.parseInt; their
@@ -259,13 +259,15 @@ std::optional<std::string> reconfiguration_error(const Broker& broker, const Cat
       return wrapped(fmt::format("Log cleaner threads cannot be reduced to less than half the current value {}", now));
     }
     if (next > now * 2) {
-      return wrapped(fmt::format("Log cleaner threads cannot be increased to more than double the current value {}", now));
+      return wrapped(
+          fmt::format("Log cleaner threads cannot be increased to more than double the current value {}", now));
     }
     return std::nullopt;
   }
   const std::string failed = fmt::format("Dynamic thread count update validation failed for {}={}", key, next);
   if (next <= 0) return wrapped(failed + ", value should be at least 1");
-  if (next < now / 2) return wrapped(fmt::format("{}, value should be at least half the current value {}", failed, now));
+  if (next < now / 2)
+    return wrapped(fmt::format("{}, value should be at least half the current value {}", failed, now));
   if (next > now * 2) {
     return wrapped(fmt::format("{}, value should not be greater than double the current value {}", failed, now));
   }
@@ -298,7 +300,8 @@ std::optional<std::string> broker_change_error(const Broker& broker, const std::
     if (def->mode == config::UpdateMode::read_only) read_only.push_back(c.name);
     if (def->mode == config::UpdateMode::per_broker) per_broker.push_back(c.name);
   }
-  if (!read_only.empty()) return fmt::format("Cannot update these configs dynamically: [{}]", fmt::join(read_only, ", "));
+  if (!read_only.empty())
+    return fmt::format("Cannot update these configs dynamically: [{}]", fmt::join(read_only, ", "));
   std::vector<std::pair<std::string_view, config::Value>> parsed_values;
   for (const auto& c : configs) {
     if (!is_set(c) || !c.value) continue;
@@ -349,7 +352,8 @@ boost::asio::awaitable<Response> check_then_send(const Broker& broker, Request& 
   rest.resources.clear();
   for (std::size_t i = 0; i < req.resources.size(); ++i) {
     const auto& r = req.resources[i];
-    if (r.resource_type == kBrokerResource) refused[i] = broker_change_error(broker, r.resource_name, r.configs, is_set);
+    if (r.resource_type == kBrokerResource)
+      refused[i] = broker_change_error(broker, r.resource_name, r.configs, is_set);
     if (!refused[i]) rest.resources.push_back(r);
   }
   Response sent;
@@ -381,10 +385,12 @@ boost::asio::awaitable<HandlerResult<AlterConfigsHandler::Response>> AlterConfig
                                                                                                  Request& req) {
   const std::int16_t v = ctx.version();
   Broker& broker = ctx.broker;
+  const RequestOrigin origin = ctx.origin();
   co_return co_await check_then_send<Response>(
-      broker, req, kLegacySets, [&broker, v](Request& r) -> boost::asio::awaitable<Response> {
+      broker, req, kLegacySets, [&broker, v, &origin](Request& r) -> boost::asio::awaitable<Response> {
         if (QuorumLink* q = broker.quorum()) {
-          co_return co_await forward_each<Response>(r, [&]() { return q->alter_configs(r, v); }, "AlterConfigs");
+          co_return co_await forward_each<Response>(
+              r, [&]() { return q->alter_configs(r, v, origin); }, "AlterConfigs");
         }
         co_return co_await broker.controller_op<Response>(
             [&r, v](const metadata::Controller& c) { return c.alter_configs(r, v); });
@@ -395,11 +401,12 @@ boost::asio::awaitable<HandlerResult<IncrementalAlterConfigsHandler::Response>> 
     RequestContext& ctx, Request& req) {
   const std::int16_t v = ctx.version();
   Broker& broker = ctx.broker;
+  const RequestOrigin origin = ctx.origin();
   co_return co_await check_then_send<Response>(
-      broker, req, kIncrementalSets, [&broker, v](Request& r) -> boost::asio::awaitable<Response> {
+      broker, req, kIncrementalSets, [&broker, v, &origin](Request& r) -> boost::asio::awaitable<Response> {
         if (QuorumLink* q = broker.quorum()) {
-          co_return co_await forward_each<Response>(r, [&]() { return q->incremental_alter_configs(r, v); },
-                                                    "IncrementalAlterConfigs");
+          co_return co_await forward_each<Response>(
+              r, [&]() { return q->incremental_alter_configs(r, v, origin); }, "IncrementalAlterConfigs");
         }
         co_return co_await broker.controller_op<Response>(
             [&r, v](const metadata::Controller& c) { return c.incremental_alter_configs(r, v); });
@@ -410,7 +417,8 @@ boost::asio::awaitable<HandlerResult<CreatePartitionsHandler::Response>> CreateP
     RequestContext& ctx, Request& req) {
   const std::int16_t v = ctx.version();
   if (QuorumLink* q = ctx.broker.quorum()) {
-    co_return co_await forward_each<Response>(req, [&]() { return q->create_partitions(req, v); }, "CreatePartitions");
+    co_return co_await forward_each<Response>(
+        req, [&]() { return q->create_partitions(req, v, ctx.origin()); }, "CreatePartitions");
   }
   co_return co_await ctx.broker.controller_op<Response>(
       [&req, v](const metadata::Controller& c) { return c.create_partitions(req, v); });

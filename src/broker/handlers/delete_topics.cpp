@@ -5,7 +5,7 @@ namespace weir::broker {
 
 boost::asio::awaitable<HandlerResult<DeleteTopicsHandler::Response>> DeleteTopicsHandler::handle(RequestContext& ctx,
                                                                                                  Request& req) {
-  co_return co_await ctx.broker.delete_topics(req, ctx.version());
+  co_return co_await ctx.broker.delete_topics(req, ctx.version(), ctx.origin());
 }
 
 }  // namespace weir::broker

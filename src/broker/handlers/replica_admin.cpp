@@ -21,7 +21,7 @@ boost::asio::awaitable<HandlerResult<ElectLeadersHandler::Response>> ElectLeader
                                                                                                  Request& req) {
   const std::int16_t v = ctx.version();
   if (QuorumLink* q = ctx.broker.quorum()) {
-    auto resp = co_await q->elect_leaders(req, v);
+    auto resp = co_await q->elect_leaders(req, v, ctx.origin());
     if (resp) co_return std::move(*resp);
     log_forward_failure("ElectLeaders", resp.error());
     // Every named partition gets the error (Kafka's broker answers a failed forward this way).
@@ -48,7 +48,7 @@ boost::asio::awaitable<HandlerResult<ElectLeadersHandler::Response>> ElectLeader
 boost::asio::awaitable<HandlerResult<AlterPartitionReassignmentsHandler::Response>>
 AlterPartitionReassignmentsHandler::handle(RequestContext& ctx, Request& req) {
   if (QuorumLink* q = ctx.broker.quorum()) {
-    auto resp = co_await q->alter_partition_reassignments(req, ctx.version());
+    auto resp = co_await q->alter_partition_reassignments(req, ctx.version(), ctx.origin());
     if (resp) co_return std::move(*resp);
     log_forward_failure("AlterPartitionReassignments", resp.error());
     Response out;
@@ -64,7 +64,7 @@ AlterPartitionReassignmentsHandler::handle(RequestContext& ctx, Request& req) {
 boost::asio::awaitable<HandlerResult<ListPartitionReassignmentsHandler::Response>>
 ListPartitionReassignmentsHandler::handle(RequestContext& ctx, Request& req) {
   if (QuorumLink* q = ctx.broker.quorum()) {
-    auto resp = co_await q->list_partition_reassignments(req, ctx.version());
+    auto resp = co_await q->list_partition_reassignments(req, ctx.version(), ctx.origin());
     if (resp) co_return std::move(*resp);
     log_forward_failure("ListPartitionReassignments", resp.error());
     Response out;
