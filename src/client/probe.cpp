@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json.h"
 #include "client/client.h"
 #include "protocol/error_names.h"
 #include "protocol/gen/api_registry.h"
@@ -43,32 +44,7 @@ using client::Error;
 
 namespace {
 
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(std::string_view s) { return JsonWriter::quote(s); }
 
 std::string error_json(const Error& e) {
   return fmt::format(R"({{"ok":false,"error":{{"kind":{},"code":{},"name":{},"message":{}}}}})",
