@@ -1,10 +1,9 @@
 // `weir config check`: the start-up validation of `weir serve`, without starting a broker.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace weir::cli {
 

@@ -1,14 +1,13 @@
 #include "cli/format.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <system_error>
-
-#include <unistd.h>
 
 #include "base/uuid.h"
 #include "config/load.h"
@@ -64,8 +63,10 @@ int format_log_dirs(const FormatOptions& options) {
     const fs::path dir(d);
     if (fs::exists(dir / "meta.properties")) {
       if (!options.ignore_formatted) {
-        fmt::print(stderr, "Log directory {} is already formatted. Use --ignore-formatted to ignore this directory "
-                   "and format the others.\n", dir.string());
+        fmt::print(stderr,
+                   "Log directory {} is already formatted. Use --ignore-formatted to ignore this directory "
+                   "and format the others.\n",
+                   dir.string());
         return 1;
       }
       continue;
@@ -83,8 +84,9 @@ int format_log_dirs(const FormatOptions& options) {
       fmt::print(stderr, "cannot create log directory {}: {}\n", dir.string(), ec.message());
       return 1;
     }
-    const std::string text = fmt::format("#\n#written by weir format\nnode.id={}\ndirectory.id={}\nversion=1\ncluster.id={}\n",
-                                         config->node_id, Uuid::random().to_string(), options.cluster_id);
+    const std::string text =
+        fmt::format("#\n#written by weir format\nnode.id={}\ndirectory.id={}\nversion=1\ncluster.id={}\n",
+                    config->node_id, Uuid::random().to_string(), options.cluster_id);
     std::string error;
     if (!write_file(dir / "meta.properties", text, error)) {
       fmt::print(stderr, "{}\n", error);

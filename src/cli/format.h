@@ -4,10 +4,9 @@
 // a broker,controller node writes one itself on first start.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace weir::cli {
 
@@ -18,8 +17,8 @@ struct FormatOptions {
   std::string config_file;
   std::string cluster_id;
   bool ignore_formatted = false;
-  bool standalone = false;            // accepted, no effect
-  std::vector<std::string> ignored;   // --feature / --release-version: accepted, no effect
+  bool standalone = false;           // accepted, no effect
+  std::vector<std::string> ignored;  // --feature / --release-version: accepted, no effect
 };
 
 // 0 on success; 1 with Kafka's message on stderr otherwise (already formatted without

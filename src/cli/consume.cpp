@@ -1,0 +1,387 @@
+#include "cli/consume.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "cli/client_command.h"
+#include "protocol/gen/fetch_request.h"
+#include "protocol/record/batch_splitter.h"
+#include "protocol/record/compression.h"
+#include "protocol/record/record.h"
+
+namespace weir::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::int16_t kOffsetOutOfRange = 1;
+constexpr std::size_t kMaxDecompressedBatch = std::size_t{256} << 20;
+
+struct ConsumeArgs {
+  std::string topic;
+  std::string from = "end";
+  std::vector<std::int32_t> partitions;
+  std::int64_t max_records = -1;
+  std::string isolation = "read_uncommitted";
+  std::string format = "Partition:{partition}\\t{key}\\t{value}";
+  std::int64_t idle_timeout_ms = -1;
+};
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Where --from starts: a ListOffsets timestamp (earliest, latest or a time) or an offset.
+struct StartAt {
+  std::optional<std::int64_t> offset;
+  std::int64_t timestamp = client::kLatestTimestamp;
+};
+
+// "beginning", "end", an offset, "@<ms since the epoch>" or "@-<N><s|m|h|d>" (that long ago).
+std::optional<StartAt> parse_from(const std::string& text) {
+  const auto number = [](std::string_view s, std::int64_t& out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+  };
+  if (text == "beginning") return StartAt{std::nullopt, client::kEarliestTimestamp};
+  if (text == "end") return StartAt{std::nullopt, client::kLatestTimestamp};
+  std::int64_t n = 0;
+  if (text.starts_with("@-") && text.size() > 3) {
+    const char unit = text.back();
+    const std::int64_t scale = unit == 's'   ? 1000
+                               : unit == 'm' ? 60'000
+                               : unit == 'h' ? 3'600'000
+                               : unit == 'd' ? 86'400'000
+                                             : 0;
+    if (scale == 0 || !number(std::string_view(text).substr(2, text.size() - 3), n) || n < 0) return std::nullopt;
+    return StartAt{std::nullopt, now_ms() - n * scale};
+  }
+  if (text.starts_with("@")) {
+    if (!number(std::string_view(text).substr(1), n) || n < 0) return std::nullopt;
+    return StartAt{std::nullopt, n};
+  }
+  if (!number(text, n) || n < 0) return std::nullopt;
+  return StartAt{n, 0};
+}
+
+std::string text_of(const std::optional<ByteSpan>& bytes) {
+  if (!bytes) return "null";
+  return {reinterpret_cast<const char*>(bytes->data()), bytes->size()};
+}
+
+// The --format template with \t, \n and \\ turned into their characters.
+std::string unescape(const std::string& format) {
+  std::string out;
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    if (format[i] == '\\' && i + 1 < format.size()) {
+      const char c = format[++i];
+      out += c == 't' ? '\t' : c == 'n' ? '\n' : c;
+      continue;
+    }
+    out += format[i];
+  }
+  return out;
+}
+
+struct Out {
+  std::string topic;
+  std::int32_t partition;
+  std::int64_t offset;
+  std::int64_t timestamp;
+  const record::RecordView& r;
+};
+
+std::string headers_text(const record::RecordView& r) {
+  std::string out;
+  for (const auto& h : r.headers) {
+    if (!out.empty()) out += ',';
+    out += std::string(h.key) + "=" + text_of(h.value);
+  }
+  return out;
+}
+
+std::string render(const std::string& format, const Out& o) {
+  std::string out;
+  for (std::size_t i = 0; i < format.size();) {
+    if (format[i] == '{') {
+      const auto close = format.find('}', i);
+      if (close != std::string::npos) {
+        const std::string_view name(format.data() + i + 1, close - i - 1);
+        std::optional<std::string> v;
+        if (name == "topic") v = o.topic;
+        if (name == "partition") v = std::to_string(o.partition);
+        if (name == "offset") v = std::to_string(o.offset);
+        if (name == "timestamp") v = std::to_string(o.timestamp);
+        if (name == "key") v = text_of(o.r.key);
+        if (name == "value") v = text_of(o.r.value);
+        if (name == "headers") v = headers_text(o.r);
+        if (v) {
+          out += *v;
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += format[i++];
+  }
+  return out + "\n";
+}
+
+std::string json_line(const Out& o) {
+  Json j;
+  j.begin_object().key("topic").value(o.topic).key("partition").value(o.partition).key("offset").value(o.offset);
+  j.key("timestamp").value(o.timestamp).key("key");
+  if (o.r.key) {
+    j.value(text_of(o.r.key));
+  } else {
+    j.null();
+  }
+  j.key("value");
+  if (o.r.value) {
+    j.value(text_of(o.r.value));
+  } else {
+    j.null();
+  }
+  j.key("headers").begin_object();
+  for (const auto& h : o.r.headers) {
+    j.key(h.key);
+    if (h.value) {
+      j.value(text_of(h.value));
+    } else {
+      j.null();
+    }
+  }
+  j.end_object().end_object();
+  return j.str() + "\n";
+}
+
+struct Position {
+  std::int64_t offset = 0;
+};
+
+asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
+  const auto from = parse_from(args.from);
+  if (!from)
+    co_return s.fail(
+        fmt::format("--from {}: expected beginning, end, an offset, @<epoch ms> or @-<N>s|m|h|d", args.from));
+  const std::int8_t isolation = args.isolation == "read_committed" ? 1 : 0;
+  const std::string format = unescape(args.format);
+
+  auto found = co_await s.wait_for_topic(args.topic);
+  if (!found) co_return s.fail(found.error());
+  const client::TopicInfo* info = *found;
+  std::vector<std::int32_t> parts = args.partitions;
+  if (parts.empty()) {
+    for (const auto& p : info->partitions) parts.push_back(p.partition);
+  }
+  for (const std::int32_t p : parts) {
+    if (p < 0 || p >= static_cast<std::int32_t>(info->partitions.size())) {
+      co_return s.fail(fmt::format("topic '{}' has no partition {}", args.topic, p));
+    }
+  }
+
+  std::map<std::int32_t, Position> position;
+  const auto reset = [&](std::int32_t p, std::int64_t timestamp) -> asio::awaitable<std::optional<client::Error>> {
+    std::string topic = args.topic;
+    auto o =
+        co_await s.client().list_offsets(std::move(topic), p, timestamp, client::deadline_after_ms(s.timeout_ms()));
+    if (!o) co_return std::move(o.error());
+    position[p].offset = o->offset;
+    if (o->offset < 0) {  // no record at or after that time: the end
+      std::string again = args.topic;
+      auto end = co_await s.client().list_offsets(std::move(again), p, client::kLatestTimestamp,
+                                                  client::deadline_after_ms(s.timeout_ms()));
+      if (!end) co_return std::move(end.error());
+      position[p].offset = end->offset;
+    }
+    co_return std::nullopt;
+  };
+  for (const std::int32_t p : parts) {
+    if (from->offset) {
+      position[p].offset = *from->offset;
+      continue;
+    }
+    if (auto e = co_await reset(p, from->timestamp)) {
+      co_return s.fail(fmt::format("cannot find where to start in {}-{}", args.topic, p), *e);
+    }
+  }
+
+  // Ctrl+C (or SIGTERM) ends the follow loop after the fetch in flight.
+  bool stopping = false;
+  asio::signal_set signals(co_await asio::this_coro::executor, SIGINT, SIGTERM);
+  signals.async_wait([&stopping](const boost::system::error_code& ec, int) {
+    if (!ec) stopping = true;
+  });
+  struct CancelSignals {
+    asio::signal_set& set;
+    ~CancelSignals() {
+      boost::system::error_code ignored;
+      set.cancel(ignored);
+    }
+  } cancel_signals{signals};
+
+  const std::int64_t reset_timestamp =
+      from->timestamp == client::kEarliestTimestamp ? client::kEarliestTimestamp : client::kLatestTimestamp;
+  std::int64_t count = 0;
+  std::int64_t last_record_at = now_ms();
+  bool refresh = false;
+  while (!stopping && (args.max_records < 0 || count < args.max_records)) {
+    if (refresh) {
+      std::optional<std::vector<std::string>> again{std::in_place, {args.topic}};
+      (void)co_await s.client().metadata(std::move(again), client::deadline_after_ms(s.timeout_ms()));
+      refresh = false;
+    }
+    const client::TopicInfo* t = s.client().cluster().topic(args.topic);
+    std::map<std::int32_t, std::vector<std::int32_t>> by_leader;
+    for (const std::int32_t p : parts) {
+      auto leader = s.client().cluster().leader(args.topic, p);
+      if (leader) by_leader[*leader].push_back(p);
+    }
+    if (by_leader.empty()) {
+      refresh = true;
+      continue;
+    }
+    for (auto& [leader, leader_parts] : by_leader) {
+      protocol::FetchRequest req;
+      req.max_wait_ms = 500;
+      req.min_bytes = 1;
+      req.max_bytes = 50 << 20;
+      req.isolation_level = isolation;
+      req.session_id = 0;
+      req.session_epoch = -1;
+      auto& ft = req.topics.emplace_back();
+      ft.topic = args.topic;
+      if (t != nullptr) ft.topic_id = t->id;
+      for (const std::int32_t p : leader_parts) {
+        auto& fp = ft.partitions.emplace_back();
+        fp.partition = p;
+        fp.fetch_offset = position[p].offset;
+        fp.partition_max_bytes = 1 << 20;
+      }
+      client::Target target = client::target::Node{leader};
+      client::CallOptions options;
+      options.deadline = client::deadline_after_ms(s.timeout_ms());
+      if (ft.topic_id.is_zero()) options.max_version = 12;  // v13 names topics by id only
+      auto resp = co_await s.client().send(std::move(target), std::move(req), std::move(options));
+      if (!resp) co_return s.fail(fmt::format("cannot fetch from topic '{}'", args.topic), resp.error());
+      std::string out;
+      for (auto& rt : resp->responses) {
+        for (auto& rp : rt.partitions) {
+          const std::int32_t p = rp.partition_index;
+          if (!position.contains(p)) continue;
+          if (rp.error_code == kOffsetOutOfRange) {
+            if (auto e = co_await reset(p, reset_timestamp)) {
+              co_return s.fail(fmt::format("cannot reset the position in {}-{}", args.topic, p), *e);
+            }
+            continue;
+          }
+          if (rp.error_code != 0) {
+            if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
+              refresh = true;
+              continue;
+            }
+            co_return s.fail_code(fmt::format("cannot fetch from {}-{}", args.topic, p), rp.error_code, std::nullopt);
+          }
+          if (!rp.records || rp.records->empty()) continue;
+          // Aborted transactions (read_committed): their producers' batches from first_offset on
+          // are skipped until that producer's marker.
+          std::multimap<std::int64_t, std::int64_t> aborted_from;  // first offset -> producer id
+          if (rp.aborted_transactions) {
+            for (const auto& a : *rp.aborted_transactions) aborted_from.emplace(a.first_offset, a.producer_id);
+          }
+          std::set<std::int64_t> aborting;
+          const ByteSpan bytes = std::as_bytes(std::span(rp.records->data(), rp.records->size()));
+          record::BatchSplitter split(bytes);
+          for (;;) {
+            auto next = split.next();
+            if (!next) co_return s.fail(fmt::format("a malformed record batch from {}-{}", args.topic, p));
+            if (!*next) break;
+            const record::RecordBatchView& batch = **next;
+            while (!aborted_from.empty() && aborted_from.begin()->first <= batch.last_offset()) {
+              aborting.insert(aborted_from.begin()->second);
+              aborted_from.erase(aborted_from.begin());
+            }
+            if (batch.next_offset() <= position[p].offset) continue;
+            if (batch.is_control()) {
+              aborting.erase(batch.producer_id());
+              position[p].offset = batch.next_offset();
+              continue;
+            }
+            if (isolation == 1 && batch.is_transactional() && aborting.contains(batch.producer_id())) {
+              position[p].offset = batch.next_offset();
+              continue;
+            }
+            auto section = record::read_records_section(batch, kMaxDecompressedBatch);
+            if (!section) co_return s.fail(fmt::format("cannot decompress a batch from {}-{}", args.topic, p));
+            bool done = false;
+            auto status = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
+              const std::int64_t offset = batch.base_offset() + r.offset_delta;
+              if (done || offset < position[p].offset) return;
+              const std::int64_t ts = batch.timestamp_type() == record::TimestampType::log_append_time
+                                          ? batch.max_timestamp()
+                                          : batch.base_timestamp() + r.timestamp_delta;
+              const Out o{args.topic, p, offset, ts, r};
+              out += s.json() ? json_line(o) : render(format, o);
+              position[p].offset = offset + 1;
+              ++count;
+              if (args.max_records >= 0 && count >= args.max_records) done = true;
+            });
+            if (!status) co_return s.fail(fmt::format("a malformed record in {}-{}", args.topic, p));
+            if (done) break;
+            position[p].offset = batch.next_offset();
+          }
+          if (args.max_records >= 0 && count >= args.max_records) break;
+        }
+        if (args.max_records >= 0 && count >= args.max_records) break;
+      }
+      if (!out.empty()) {
+        print(out);
+        std::fflush(stdout);
+        last_record_at = now_ms();
+      }
+      if (stopping || (args.max_records >= 0 && count >= args.max_records)) break;
+    }
+    if (args.idle_timeout_ms >= 0 && now_ms() - last_record_at >= args.idle_timeout_ms) break;
+  }
+  if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
+  co_return kExitOk;
+}
+
+}  // namespace
+
+void add_consume_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ClientFlags>();
+  auto args = std::make_shared<ConsumeArgs>();
+  auto* cmd = app.add_subcommand("consume", "Print a topic's records (until Ctrl+C, -n N, or --idle-timeout-ms)");
+  add_client_flags(*cmd, *flags);
+  cmd->add_option("topic", args->topic, "The topic")->required();
+  cmd->add_option("--from", args->from,
+                  "beginning, end (default), an offset, @<ms since the epoch>, or @-<N>s|m|h|d (that long ago)");
+  cmd->add_option("--partition,-p", args->partitions, "Only these partitions (repeatable)");
+  cmd->add_option("-n,--max-records", args->max_records, "Stop after this many records")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--isolation", args->isolation, "read_uncommitted (default) or read_committed")
+      ->check(CLI::IsMember({"read_uncommitted", "read_committed"}));
+  cmd->add_option("--format", args->format,
+                  "Each record as this template: {topic} {partition} {offset} {timestamp} {key} {value} {headers}, "
+                  "\\t and \\n (default: Partition:{partition}\\t{key}\\t{value}, as kafka-console-consumer with "
+                  "print.partition and print.key)");
+  cmd->add_option("--idle-timeout-ms", args->idle_timeout_ms, "Stop after this long without a record")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([flags, args, &exit_code]() {
+    exit_code = run_client(*flags, [args](Session& s) { return consume(s, *args); });
+  });
+}
+
+}  // namespace weir::cli
