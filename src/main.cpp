@@ -8,6 +8,7 @@
 #include "cli/config_check.h"
 #include "cli/consume.h"
 #include "cli/format.h"
+#include "cli/group.h"
 #include "cli/produce.h"
 #include "cli/serve.h"
 #include "cli/topic.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   weir::cli::add_cluster_command(app, exit_code);
   weir::cli::add_produce_command(app, exit_code);
   weir::cli::add_consume_command(app, exit_code);
+  weir::cli::add_group_command(app, exit_code);
   app.add_subcommand("version", "Print the version")->callback([]() { std::puts("weir 0.1.0"); });
 
   try {

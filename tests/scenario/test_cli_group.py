@@ -1,0 +1,79 @@
+"""`weir group list|describe` (issue 17), against weir and against Apache Kafka 4.3.1: for the same
+group, `weir group describe` prints what `kafka-consumer-groups --describe` prints, line for line,
+while a member owns the partitions and after it left (the "has no active members" message on
+stderr, owners shown as "-"); `--output json` carries the same numbers; an unknown group is an
+error (exit 1).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from harness import run_tool
+from harness.cluster import wait_for
+from harness.paths import weir_bin
+
+
+def weir_cli(*args, bootstrap) -> subprocess.CompletedProcess:
+    argv = [str(weir_bin()), *[str(a) for a in args], "--bootstrap", getattr(bootstrap, "bootstrap", bootstrap)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def kafka_describe(broker, group: str):
+    return run_tool("kafka-consumer-groups", "--describe", "--group", group, bootstrap=broker).check()
+
+
+@pytest.mark.timeout(240)
+def test_group_describe_matches_kafka_consumer_groups(broker, topic_name):
+    assert weir_cli("topic", "create", topic_name, "-p", 3, "-r", 1, bootstrap=broker).returncode == 0
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    for i, (key, value) in enumerate([("user1", "hello"), ("uesr2", "hi"), ("user1", "bye"), ("user3", "hey")]):
+        p.produce(topic_name, key=key.encode(), value=value.encode())
+    assert p.flush(30) == 0
+    group = f"g-{topic_name}"
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "client.id": "cli-probe"})
+    try:
+        c.subscribe([topic_name])
+        got = 0
+        while got < 3:  # commit three of the four records: one partition keeps a lag
+            m = c.poll(1)
+            if m is None or m.error():
+                continue
+            got += 1
+            c.commit(message=m, asynchronous=False)
+
+        def stable_describe():
+            res = weir_cli("group", "describe", group, bootstrap=broker)
+            return res if res.returncode == 0 and "CONSUMER-ID" in res.stdout and "cli-probe" in res.stdout else None
+        ours = wait_for("the member's assignment in weir group describe", stable_describe, 60)
+        theirs = kafka_describe(broker, group)
+        assert ours.stdout == theirs.stdout, (ours.stdout, theirs.stdout)
+        rows = [line.split() for line in ours.stdout.splitlines()[2:]]
+        assert len(rows) == 3 and all(r[0] == group and r[1] == topic_name for r in rows), rows
+        assert sum(int(r[5]) for r in rows if r[5] != "-") + sum(1 for r in rows if r[3] == "-") >= 1
+
+        listed = weir_cli("group", "list", bootstrap=broker)
+        assert listed.returncode == 0 and group in listed.stdout.splitlines(), listed
+    finally:
+        c.close()
+
+    def empty():
+        res = weir_cli("group", "describe", group, "--output", "json", bootstrap=broker)
+        return json.loads(res.stdout) if res.returncode == 0 and json.loads(res.stdout)["state"] == "Empty" else None
+    as_json = wait_for("the group to be empty", empty, 60)
+    assert all(r["consumer_id"] is None for r in as_json["partitions"])
+    committed = {r["partition"]: r["current_offset"] for r in as_json["partitions"]}
+    ours = weir_cli("group", "describe", group, bootstrap=broker)
+    theirs = kafka_describe(broker, group)
+    assert ours.returncode == 0
+    assert ours.stdout == theirs.stdout, (ours.stdout, theirs.stdout)
+    assert f"Consumer group '{group}' has no active members." in ours.stderr
+    assert sum(v for v in committed.values() if v is not None) == 3
+
+    missing = weir_cli("group", "describe", f"{group}-nosuch", bootstrap=broker)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == f"error: consumer group '{group}-nosuch' does not exist"
