@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -249,8 +251,10 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
       auto leader = s.client().cluster().leader(args.topic, p);
       if (leader) by_leader[*leader].push_back(p);
     }
-    if (by_leader.empty()) {
+    if (by_leader.empty()) {  // no partition has a leader now: look again shortly
       refresh = true;
+      asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
+      co_await pause.async_wait(asio::use_awaitable);
       continue;
     }
     for (auto& [leader, leader_parts] : by_leader) {
