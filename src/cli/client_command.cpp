@@ -166,7 +166,16 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
       },
       asio::detached);
   io.run();
-  if (failure) std::rethrow_exception(failure);
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: internal error: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "error: internal error\n");
+    }
+    return kExitFailed;
+  }
   return exit_code;
 }
 
