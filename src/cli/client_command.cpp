@@ -13,10 +13,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
 #include <utility>
 
 #include "client/bootstrap.h"
 #include "config/properties.h"
+#include "protocol/gen/list_offsets_request.h"
 
 namespace weir::cli {
 
@@ -93,6 +95,37 @@ asio::awaitable<Result<const client::TopicInfo*, std::string>> Session::wait_for
     pause.expires_after(std::chrono::milliseconds(100));
     co_await pause.async_wait(asio::use_awaitable);
   }
+}
+
+asio::awaitable<std::map<TopicPartition, std::int64_t>> Session::list_offsets(std::vector<TopicPartition> partitions,
+                                                                              std::int64_t timestamp) {
+  std::map<std::int32_t, protocol::ListOffsetsRequest> by_leader;
+  for (const auto& [topic, partition] : partitions) {
+    const auto leader = client_.cluster().leader(topic, partition);
+    if (!leader) continue;
+    protocol::ListOffsetsRequest& req = by_leader[*leader];
+    req.replica_id = -1;
+    auto t = std::ranges::find(req.topics, topic, &protocol::ListOffsetsRequest::ListOffsetsTopic::name);
+    if (t == req.topics.end()) {
+      req.topics.emplace_back().name = topic;
+      t = std::prev(req.topics.end());
+    }
+    auto& p = t->partitions.emplace_back();
+    p.partition_index = partition;
+    p.timestamp = timestamp;
+  }
+  std::map<TopicPartition, std::int64_t> out;
+  for (auto& [leader, req] : by_leader) {
+    client::Target node = client::target::Node{leader};
+    auto resp = co_await send(std::move(node), std::move(req), client::RetryOn::kAllRetriable);
+    if (!resp) continue;
+    for (const auto& t : resp->topics) {
+      for (const auto& p : t.partitions) {
+        if (p.error_code == 0) out[{t.name, p.partition_index}] = p.offset;
+      }
+    }
+  }
+  co_return out;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ struct ClientFlags {
 // Adds --bootstrap, --command-config (Kafka's tools' name), --timeout and --output to a subcommand.
 void add_client_flags(CLI::App& command, ClientFlags& flags);
 
+using TopicPartition = std::pair<std::string, std::int32_t>;
+
 class Session {
  public:
   Session(client::Client& client, const ClientFlags& flags, client::Deadline deadline)
@@ -60,6 +63,12 @@ class Session {
     options.retry_on = retry_on;
     co_return co_await client_.send(std::move(target), std::move(request), std::move(options));
   }
+
+  // Each partition's offset for `timestamp` (client::kEarliestTimestamp, kLatestTimestamp or a
+  // time in ms), one ListOffsets per leader as the client's metadata names it (read the topics'
+  // metadata first). A partition without a leader, or whose leader does not answer, is left out.
+  boost::asio::awaitable<std::map<TopicPartition, std::int64_t>> list_offsets(std::vector<TopicPartition> partitions,
+                                                                              std::int64_t timestamp);
 
   // The topic's metadata once it exists with a leader for every partition, asking again (as
   // Kafka's producer waits up to max.block.ms) until the command's deadline: just after

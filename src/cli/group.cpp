@@ -12,7 +12,6 @@
 #include "cli/client_command.h"
 #include "protocol/gen/describe_groups_request.h"
 #include "protocol/gen/list_groups_request.h"
-#include "protocol/gen/list_offsets_request.h"
 #include "protocol/gen/offset_fetch_request.h"
 
 namespace weir::cli {
@@ -22,8 +21,6 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::string_view kMissing = "-";
-
-using TopicPartition = std::pair<std::string, std::int32_t>;
 
 // The partitions of a consumer protocol assignment (ConsumerProtocolAssignment: version, then
 // [topic, [partition]]; user data after it is not read). Empty when the bytes do not parse.
@@ -188,32 +185,9 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
                                                    std::vector<std::string>(topics.begin(), topics.end())};
     (void)co_await s.client().metadata(std::move(wanted), s.deadline());
   }
-  std::map<std::int32_t, std::vector<TopicPartition>> by_leader;
-  for (const auto& r : rows) {
-    if (auto leader = s.client().cluster().leader(r.topic, r.partition))
-      by_leader[*leader].emplace_back(r.topic, r.partition);
-  }
-  std::map<TopicPartition, std::int64_t> ends;
-  for (auto& [leader, parts] : by_leader) {
-    protocol::ListOffsetsRequest req;
-    req.replica_id = -1;
-    std::map<std::string, std::size_t> topic_at;
-    for (const auto& [topic, partition] : parts) {
-      auto [it, added] = topic_at.try_emplace(topic, req.topics.size());
-      if (added) req.topics.emplace_back().name = topic;
-      auto& lp = req.topics[it->second].partitions.emplace_back();
-      lp.partition_index = partition;
-      lp.timestamp = client::kLatestTimestamp;
-    }
-    client::Target node = client::target::Node{leader};
-    auto resp = co_await s.send(std::move(node), std::move(req), client::RetryOn::kAllRetriable);
-    if (!resp) continue;
-    for (const auto& t : resp->topics) {
-      for (const auto& p : t.partitions) {
-        if (p.error_code == 0) ends[{t.name, p.partition_index}] = p.offset;
-      }
-    }
-  }
+  std::vector<TopicPartition> parts;
+  for (const auto& r : rows) parts.emplace_back(r.topic, r.partition);
+  const auto ends = co_await s.list_offsets(std::move(parts), client::kLatestTimestamp);
   for (auto& r : rows) {
     if (auto it = ends.find({r.topic, r.partition}); it != ends.end()) r.log_end = it->second;
   }

@@ -12,7 +12,6 @@
 #include "cli/configs.h"
 #include "protocol/gen/create_partitions_request.h"
 #include "protocol/gen/delete_topics_request.h"
-#include "protocol/gen/list_offsets_request.h"
 
 namespace weir::cli {
 
@@ -274,44 +273,24 @@ struct PartitionOffsets {
   std::int64_t end = -1;
 };
 
-using OffsetsByPartition = std::map<std::pair<std::string, std::int32_t>, PartitionOffsets>;
+using OffsetsByPartition = std::map<TopicPartition, PartitionOffsets>;
 
-// The earliest and latest offsets of every partition with a leader, asked of each leader; a
-// partition whose leader does not answer keeps -1.
+// The earliest and latest offsets of every partition; -1 where its leader did not answer.
 asio::awaitable<OffsetsByPartition> partition_offsets(Session& s, const protocol::MetadataResponse& md) {
-  std::map<std::int32_t, std::vector<std::pair<std::string, std::int32_t>>> by_leader;
   OffsetsByPartition out;
+  std::vector<TopicPartition> parts;
   for (const auto& t : md.topics) {
     if (!t.name || t.error_code != 0) continue;
     for (const auto& p : t.partitions) {
       out[{*t.name, p.partition_index}] = {};
-      if (p.leader_id >= 0) by_leader[p.leader_id].emplace_back(*t.name, p.partition_index);
+      parts.emplace_back(*t.name, p.partition_index);
     }
   }
-  for (const auto& [leader, parts] : by_leader) {
-    for (const std::int64_t timestamp : {client::kEarliestTimestamp, client::kLatestTimestamp}) {
-      protocol::ListOffsetsRequest req;
-      req.replica_id = -1;
-      std::map<std::string, std::size_t> topic_at;
-      for (const auto& [topic, partition] : parts) {
-        auto [it, added] = topic_at.try_emplace(topic, req.topics.size());
-        if (added) req.topics.emplace_back().name = topic;
-        auto& lp = req.topics[it->second].partitions.emplace_back();
-        lp.partition_index = partition;
-        lp.timestamp = timestamp;
-      }
-      client::Target target = client::target::Node{leader};
-      auto resp = co_await s.send(std::move(target), std::move(req));
-      if (!resp) continue;
-      for (const auto& t : resp->topics) {
-        for (const auto& p : t.partitions) {
-          if (p.error_code != 0) continue;
-          auto& o = out[{t.name, p.partition_index}];
-          (timestamp == client::kEarliestTimestamp ? o.start : o.end) = p.offset;
-        }
-      }
-    }
-  }
+  std::vector<TopicPartition> again = parts;
+  const auto starts = co_await s.list_offsets(std::move(parts), client::kEarliestTimestamp);
+  const auto ends = co_await s.list_offsets(std::move(again), client::kLatestTimestamp);
+  for (const auto& [tp, offset] : starts) out[tp].start = offset;
+  for (const auto& [tp, offset] : ends) out[tp].end = offset;
   co_return out;
 }
 

@@ -45,14 +45,7 @@ struct ForwardOrigin {
 template <class Request>
 [[nodiscard]] Result<protocol::EnvelopeRequest, Error> wrap_request(const Request& request, std::int16_t version,
                                                                     const ForwardOrigin& origin) {
-  protocol::Bytes body;
-  protocol::Writer w(body);
-  request.encode(w, version);
-  protocol::RequestHeader header;
-  header.api_key = Request::kApiKey;
-  header.api_version = version;
-  header.correlation_id = origin.correlation_id;
-  header.client_id = origin.client_id;
+  const auto [header, body] = request_parts(request, version, origin.correlation_id, origin.client_id);
   return wrap_request(header, body, origin);
 }
 

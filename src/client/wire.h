@@ -43,10 +43,11 @@ class CorrelationIds {
 [[nodiscard]] protocol::Bytes encode_request_frame(const protocol::RequestHeader& header,
                                                    std::span<const std::uint8_t> body);
 
+// The header and the encoded body of `request` at `version`.
 template <class Request>
-[[nodiscard]] protocol::Bytes encode_request_frame(const Request& request, std::int16_t version,
-                                                   std::int32_t correlation_id,
-                                                   const std::optional<std::string>& client_id) {
+[[nodiscard]] std::pair<protocol::RequestHeader, protocol::Bytes> request_parts(
+    const Request& request, std::int16_t version, std::int32_t correlation_id,
+    const std::optional<std::string>& client_id) {
   protocol::Bytes body;
   protocol::Writer w(body);
   request.encode(w, version);
@@ -55,6 +56,14 @@ template <class Request>
   header.api_version = version;
   header.correlation_id = correlation_id;
   header.client_id = client_id;
+  return {std::move(header), std::move(body)};
+}
+
+template <class Request>
+[[nodiscard]] protocol::Bytes encode_request_frame(const Request& request, std::int16_t version,
+                                                   std::int32_t correlation_id,
+                                                   const std::optional<std::string>& client_id) {
+  const auto [header, body] = request_parts(request, version, correlation_id, client_id);
   return encode_request_frame(header, body);
 }
 

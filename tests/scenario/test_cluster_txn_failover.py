@@ -35,6 +35,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import run_tool
 from harness.cluster import wait_for
 from harness.kafka_hash import partition_for
+import test_cluster_txn
 from test_cluster_txn import PARTITIONS, TXN_PARTITIONS, TXN_TOPIC, read_values, wait_stable
 
 pytestmark = [pytest.mark.kafka]
@@ -43,13 +44,9 @@ OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_PARTITIONS = 3
 
 BROKER_OVERRIDES = {
-    "auto.create.topics.enable": False,
+    **test_cluster_txn.BROKER_OVERRIDES,
     "auto.leader.rebalance.enable": False,  # the restarted broker does not take its leaderships back mid-check
-    "offsets.topic.replication.factor": 3,
     "offsets.topic.num.partitions": OFFSETS_PARTITIONS,
-    "transaction.state.log.replication.factor": 3,
-    "transaction.state.log.min.isr": 2,
-    "transaction.state.log.num.partitions": 3,
 }
 
 
