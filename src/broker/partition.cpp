@@ -1,9 +1,9 @@
 #include "broker/partition.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <spdlog/spdlog.h>
 
 #include "base/assert.h"
 #include "broker/errors.h"
@@ -41,7 +41,7 @@ std::vector<storage::BatchInfo> batch_infos(std::span<const std::byte> bytes) {
     const std::int32_t count = b.last_offset_delta() + 1;
     const std::int32_t last_seq = last_sequence(b);
     out.push_back(storage::BatchInfo{b.has_producer_id() ? b.producer_id() : -1, b.producer_epoch(), b.base_sequence(),
-                                 last_seq, count, b.max_timestamp(), b.is_transactional()});
+                                     last_seq, count, b.max_timestamp(), b.is_transactional()});
   }
   return out;
 }
@@ -151,8 +151,7 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
 }
 
 PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t producer_epoch,
-                                        std::int32_t coordinator_epoch, bool commit,
-                                        std::int16_t transaction_version) {
+                                        std::int32_t coordinator_epoch, bool commit, std::int16_t transaction_version) {
   switch (producers().check_marker(producer_id, producer_epoch, coordinator_epoch, transaction_version)) {
     case storage::MarkerCheck::kOk:
       break;
@@ -206,12 +205,17 @@ PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t p
 
 std::int64_t Partition::last_stable_offset() const {
   const std::int64_t hw = high_watermark();
-  const std::optional<std::int64_t> first = producer_state_->table().first_unstable_offset();
+  const std::optional<std::int64_t> first = producer_state_->table().first_unstable_offset(hw);
   if (!first) return hw;
   return std::min(hw, std::max(*first, log_->log_start_offset()));
 }
 
-void Partition::sync_first_unstable_offset() { log_->set_first_unstable_offset(producers().first_unstable_offset()); }
+void Partition::sync_first_unstable_offset() {
+  // A transaction whose marker is not under the high watermark yet is still unstable (Kafka).
+  const std::int64_t hw = high_watermark();
+  producers().on_high_watermark(hw);
+  log_->set_first_unstable_offset(producers().first_unstable_offset(hw));
+}
 
 VerificationGuard Partition::start_verification(std::span<const std::byte> batches) {
   for (const storage::BatchInfo& b : batch_infos(batches)) {
@@ -235,6 +239,7 @@ void Partition::advance_high_watermark() {
   } else if (role_ == Role::kLeader) {
     (void)maybe_increment_high_watermark();
   }
+  if (role_ == Role::kSolo) sync_first_unstable_offset();
   notify_watchers();
   if (role_ != Role::kSolo) complete_acks();
 }
@@ -246,6 +251,7 @@ bool Partition::maybe_increment_high_watermark() {
                                                                  log_->config().min_insync_replicas, eligible);
   if (!hw || *hw <= log_->high_watermark()) return false;
   log_->update_high_watermark(*hw);
+  sync_first_unstable_offset();
   return true;
 }
 
@@ -462,6 +468,7 @@ FollowerAppend Partition::append_from_leader(std::span<const std::byte> records,
     if (target > log_->log_start_offset()) (void)log_->delete_records_before(target);
   }
   log_->update_high_watermark(std::min(leader_high_watermark, log_->log_end_offset()));
+  sync_first_unstable_offset();
   notify_watchers();
   o.log_end_offset = log_->log_end_offset();
   o.high_watermark = log_->high_watermark();
@@ -519,7 +526,7 @@ std::int16_t Partition::leader_epoch_error(std::int32_t current_leader_epoch) co
 }
 
 std::int32_t Partition::preferred_read_replica(std::int64_t fetch_offset,
-                                              const std::function<bool(std::int32_t)>& in_client_rack) const {
+                                               const std::function<bool(std::int32_t)>& in_client_rack) const {
   if (role_ != Role::kLeader || in_client_rack(leader_id_)) return -1;
   const ReplicaTracker::Follower* best = nullptr;
   for (const ReplicaTracker::Follower& f : tracker_.followers()) {

@@ -113,6 +113,7 @@ std::optional<CompletedTxn> ProducerStateTable::end_transaction(std::int64_t pro
   std::optional<CompletedTxn> done;
   if (e.current_txn_first_offset) {
     untrack(e);
+    unreplicated_[*e.current_txn_first_offset] = offset;
     done = CompletedTxn{producer_id, *e.current_txn_first_offset, offset, offset + 1, !commit};
     // The other open transactions all started before this marker: the oldest bounds the LSO.
     if (!ongoing_.empty()) done->last_stable_offset = ongoing_.begin()->first;
@@ -122,6 +123,17 @@ std::optional<CompletedTxn> ProducerStateTable::end_transaction(std::int64_t pro
   e.current_txn_first_offset.reset();
   e.last_timestamp_ms = timestamp_ms;
   return done;
+}
+
+std::optional<std::int64_t> ProducerStateTable::first_unstable_offset(std::int64_t high_watermark) const {
+  std::optional<std::int64_t> first;
+  if (!ongoing_.empty()) first = ongoing_.begin()->first;
+  for (const auto& [txn_first, marker] : unreplicated_) {
+    if (marker < high_watermark) continue;  // stable already (on_high_watermark not called yet)
+    if (!first || txn_first < *first) first = txn_first;
+    break;  // ordered by first offset: the first one still unreplicated is the oldest
+  }
+  return first;
 }
 
 bool ProducerStateTable::has_ongoing_transaction(std::int64_t producer_id, std::int16_t epoch) const {
@@ -137,6 +149,7 @@ void ProducerStateTable::replay(const LoggedBatch& b) {
     set_epoch(e, b.epoch);
     if (b.coordinator_epoch >= 0) e.coordinator_epoch = b.coordinator_epoch;
     untrack(e);
+    if (e.current_txn_first_offset) unreplicated_[*e.current_txn_first_offset] = b.last_offset;
     e.current_txn_first_offset.reset();
     e.last_timestamp_ms = b.max_timestamp_ms;
     return;

@@ -40,7 +40,7 @@ struct ProducerEntry {
   std::int16_t epoch = -1;
   std::deque<BatchMetadata> batches;  // oldest first, at most kMaxCachedBatches
   std::int64_t last_timestamp_ms = -1;
-  std::int32_t coordinator_epoch = -1;                  // of the last transaction marker; -1: none
+  std::int32_t coordinator_epoch = -1;                   // of the last transaction marker; -1: none
   std::optional<std::int64_t> current_txn_first_offset;  // the open transaction's first offset
 };
 
@@ -49,7 +49,7 @@ struct BatchInfo {
   std::int64_t producer_id = -1;
   std::int16_t epoch = -1;
   std::int32_t first_seq = -1;
-  std::int32_t last_seq = -1;  // first_seq + lastOffsetDelta (mod 2^31)
+  std::int32_t last_seq = -1;     // first_seq + lastOffsetDelta (mod 2^31)
   std::int32_t record_count = 0;  // lastOffsetDelta + 1: offsets the batch occupies
   std::int64_t max_timestamp_ms = -1;
   bool transactional = false;
@@ -127,10 +127,13 @@ class ProducerStateTable {
                                               std::int32_t coordinator_epoch, bool commit, std::int64_t offset,
                                               std::int64_t timestamp_ms);
 
-  // The first offset of the oldest open transaction across producers (nullopt: none open).
-  [[nodiscard]] std::optional<std::int64_t> first_unstable_offset() const {
-    if (ongoing_.empty()) return std::nullopt;
-    return ongoing_.begin()->first;
+  // The first offset of the oldest transaction that is open, or that a marker ended at or above
+  // `high_watermark` (its marker not replicated yet: Kafka's unreplicatedTxns, which keep the last
+  // stable offset below a transaction until its marker is under the high watermark). nullopt: none.
+  [[nodiscard]] std::optional<std::int64_t> first_unstable_offset(std::int64_t high_watermark) const;
+  // The high watermark moved: transactions whose markers are below it are stable.
+  void on_high_watermark(std::int64_t high_watermark) {
+    std::erase_if(unreplicated_, [&](const auto& kv) { return kv.second < high_watermark; });
   }
   // True when the producer has an open transaction at this epoch (Kafka's hasOngoingTransaction).
   [[nodiscard]] bool has_ongoing_transaction(std::int64_t producer_id, std::int16_t epoch) const;
@@ -140,6 +143,7 @@ class ProducerStateTable {
   void clear() {
     producers_.clear();
     ongoing_.clear();
+    unreplicated_.clear();
   }
 
   [[nodiscard]] const ProducerEntry* find(std::int64_t producer_id) const;
@@ -154,6 +158,9 @@ class ProducerStateTable {
   Map producers_;
   // The open transactions by first offset (Kafka's ongoingTxns): first offset -> producer id.
   std::map<std::int64_t, std::int64_t> ongoing_;
+  // The transactions a marker ended, until the high watermark passes the marker: first offset ->
+  // the marker's offset.
+  std::map<std::int64_t, std::int64_t> unreplicated_;
 };
 
 }  // namespace weir::storage

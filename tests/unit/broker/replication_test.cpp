@@ -5,7 +5,6 @@
 // divergent follower suffix is reported and truncated, a leader refuses a fetch from a replica
 // it does not have.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -212,9 +211,9 @@ class ReplicationTest : public ::testing::Test {
   }
   // One follower fetch round: the follower's fetch at its log end, its append of the answer.
   PartitionRead replicate(Partition& from, Partition& to, std::int32_t follower_id) {
-    PartitionRead r = from.read_for_follower(FollowerFetch{follower_id, 9, to.log().log_end_offset(),
-                                                           to.log().log_start_offset(), to.last_fetched_epoch(),
-                                                           from.leader_epoch(), 1 << 20});
+    PartitionRead r =
+        from.read_for_follower(FollowerFetch{follower_id, 9, to.log().log_end_offset(), to.log().log_start_offset(),
+                                             to.last_fetched_epoch(), from.leader_epoch(), 1 << 20});
     if (r.error != 0) return r;
     if (r.diverging) {
       EXPECT_EQ(to.truncate_to_leader(r.diverging->first, r.diverging->second), 0);
@@ -254,6 +253,31 @@ TEST_F(ReplicationTest, TheHighWatermarkMovesOnlyOnceTheFollowerFetchedPastTheDa
   replicate(*leader, *follower, 2);  // and tells it
   EXPECT_EQ(follower->high_watermark(), 3);
   EXPECT_EQ(logs[1]->epoch_entries(), logs[0]->epoch_entries());
+}
+
+TEST_F(ReplicationTest, ATransactionStaysUnstableUntilItsMarkerIsUnderTheHighWatermark) {
+  // Kafka's unreplicatedTxns: a marker the followers have not fetched yet does not make its
+  // transaction stable, or read_committed could pass data whose commit a new leader never saw.
+  const record::BatchOptions txn{.producer_id = 7, .producer_epoch = 0, .base_sequence = 0, .transactional = true};
+  auto batch = make_batch(2, clock.wall_ms(), 16, txn);
+  ASSERT_EQ(leader->append(batch, AppendOrigin::kClient).error, 0);
+  replicate(*leader, *follower, 2);
+  replicate(*leader, *follower, 2);
+  ASSERT_EQ(leader->high_watermark(), 2);
+  EXPECT_EQ(leader->last_stable_offset(), 0) << "the transaction is open";
+  ASSERT_EQ(leader->write_marker(7, 0, 0, /*commit=*/true).error, 0);  // the marker at 2
+  EXPECT_EQ(leader->high_watermark(), 2);
+  EXPECT_EQ(leader->last_stable_offset(), 0) << "the marker is not under the high watermark yet";
+  EXPECT_EQ(logs[0]->last_stable_offset(), 0) << "nor for the cleaner";
+  replicate(*leader, *follower, 2);  // the follower gets the marker
+  EXPECT_EQ(follower->high_watermark(), 2);
+  EXPECT_EQ(follower->last_stable_offset(), 0) << "the follower rebuilt the same state";
+  replicate(*leader, *follower, 2);  // the leader learns the follower has it
+  EXPECT_EQ(leader->high_watermark(), 3);
+  EXPECT_EQ(leader->last_stable_offset(), 3);
+  EXPECT_EQ(logs[0]->last_stable_offset(), 3);
+  replicate(*leader, *follower, 2);
+  EXPECT_EQ(follower->last_stable_offset(), 3);
 }
 
 TEST_F(ReplicationTest, AcksAllWaitsForTheIsrAndMinIsrRefusesItUpFront) {
@@ -313,7 +337,6 @@ TEST_F(ReplicationTest, AFetchFromAReplicaTheLeaderDoesNotHaveIsRefused) {
   const PartitionRead stale = leader->read_for_follower(FollowerFetch{2, 1, 0, 0, -1, 5, 1024});
   EXPECT_EQ(stale.error, code(ErrorCode::kUnknownLeaderEpoch));
 }
-
 
 // KIP-392 on the leader (Kafka's RackAwareReplicaSelector): the in-sync follower in the consumer's
 // rack that has the fetch offset, unless the leader is in that rack itself.

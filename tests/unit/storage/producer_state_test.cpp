@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "storage/producer_state.h"
+
+#include <gtest/gtest.h>
 
 namespace wt = weir::storage;
 
@@ -88,12 +88,12 @@ wt::BatchInfo txn_batch(std::int64_t pid, std::int16_t epoch, std::int32_t first
 
 TEST(ProducerStateTransactions, FirstUnstableOffsetIsTheOldestOpenTransactionAcrossProducers) {
   wt::ProducerStateTable t;
-  EXPECT_FALSE(t.first_unstable_offset().has_value());
+  EXPECT_FALSE(t.first_unstable_offset(0).has_value());
   t.update({txn_batch(1, 0, 0, 2)}, 10);
   t.update({batch(2, 0, 0, 1)}, 12);  // idempotent, not transactional: opens nothing
   t.update({txn_batch(3, 0, 0, 1)}, 13);
   t.update({txn_batch(1, 0, 2, 1)}, 14);  // more of producer 1's transaction
-  EXPECT_EQ(t.first_unstable_offset(), 10);
+  EXPECT_EQ(t.first_unstable_offset(15), 10);
   EXPECT_TRUE(t.has_ongoing_transaction(1, 0));
   EXPECT_FALSE(t.has_ongoing_transaction(1, 1)) << "another epoch";
   EXPECT_FALSE(t.has_ongoing_transaction(2, 0));
@@ -104,7 +104,8 @@ TEST(ProducerStateTransactions, FirstUnstableOffsetIsTheOldestOpenTransactionAcr
   EXPECT_EQ(done->last_offset, 15);
   EXPECT_FALSE(done->aborted);
   EXPECT_EQ(done->last_stable_offset, 13) << "producer 3's transaction is still open";
-  EXPECT_EQ(t.first_unstable_offset(), 13);
+  EXPECT_EQ(t.first_unstable_offset(16), 13) << "the marker is under the high watermark";
+  EXPECT_EQ(t.first_unstable_offset(15), 10) << "the marker is not replicated yet";
   EXPECT_EQ(t.find(1)->coordinator_epoch, 4);
   EXPECT_FALSE(t.find(1)->current_txn_first_offset.has_value());
 
@@ -112,7 +113,10 @@ TEST(ProducerStateTransactions, FirstUnstableOffsetIsTheOldestOpenTransactionAcr
   ASSERT_TRUE(aborted.has_value());
   EXPECT_TRUE(aborted->aborted);
   EXPECT_EQ(aborted->last_stable_offset, 17) << "none open: the offset after the marker";
-  EXPECT_FALSE(t.first_unstable_offset().has_value());
+  EXPECT_FALSE(t.first_unstable_offset(17).has_value());
+  EXPECT_EQ(t.first_unstable_offset(16), 13);
+  t.on_high_watermark(17);
+  EXPECT_FALSE(t.first_unstable_offset(0).has_value()) << "both markers are replicated: forgotten";
 }
 
 TEST(ProducerStateTransactions, AMarkerWithoutAnOpenTransactionCompletesNothing) {
@@ -153,7 +157,7 @@ TEST(ProducerStateTransactions, RestoredAndReplayedTransactionsAreOpen) {
   e.epoch = 0;
   e.current_txn_first_offset = 40;
   t.restore(5, e);
-  EXPECT_EQ(t.first_unstable_offset(), 40);
+  EXPECT_EQ(t.first_unstable_offset(0), 40);
   t.replay(wt::LoggedBatch{.producer_id = 6,
                            .epoch = 0,
                            .first_seq = 0,
@@ -162,7 +166,7 @@ TEST(ProducerStateTransactions, RestoredAndReplayedTransactionsAreOpen) {
                            .last_offset = 30,
                            .max_timestamp_ms = 1000,
                            .transactional = true});
-  EXPECT_EQ(t.first_unstable_offset(), 30);
+  EXPECT_EQ(t.first_unstable_offset(0), 30);
   t.replay(wt::LoggedBatch{.producer_id = 6,
                            .epoch = 0,
                            .first_offset = 41,
@@ -171,9 +175,10 @@ TEST(ProducerStateTransactions, RestoredAndReplayedTransactionsAreOpen) {
                            .transactional = true,
                            .control = true,
                            .coordinator_epoch = 0});
-  EXPECT_EQ(t.first_unstable_offset(), 40);
+  EXPECT_EQ(t.first_unstable_offset(42), 40);
+  EXPECT_EQ(t.first_unstable_offset(41), 30) << "a replayed marker at the high watermark: not replicated yet";
   t.clear();
-  EXPECT_FALSE(t.first_unstable_offset().has_value());
+  EXPECT_FALSE(t.first_unstable_offset(0).has_value());
 }
 
 }  // namespace
