@@ -1134,33 +1134,57 @@ std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, 
   return out;
 }
 
-void Broker::prepare_new_topics(std::vector<metadata::MetadataRecord>& records,
-                                protocol::CreateTopicsResponse& response) {
+std::map<std::string, std::string> Broker::prepare_new_logs(std::vector<metadata::MetadataRecord>& records) {
+  // A new topic is named by its TopicRecord among the records; new partitions of an existing
+  // topic by the image.
   std::map<Uuid, std::string> names;
   for (const auto& r : records) {
     if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) names[t->topic_id] = t->name;
   }
+  const auto name_of = [&](const Uuid& id) -> const std::string* {
+    if (auto it = names.find(id); it != names.end()) return &it->second;
+    const auto* t = controller_->image().topic(id);
+    return t == nullptr ? nullptr : &names.emplace(id, t->name).first->second;
+  };
   std::map<Uuid, std::string> failed;  // topic id -> why
   for (const auto& r : records) {
     const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
-    if (pr == nullptr || failed.contains(pr->topic_id) || !names.contains(pr->topic_id)) continue;
-    const storage::TopicPartition tp{names[pr->topic_id], pr->partition_id};
+    if (pr == nullptr || failed.contains(pr->topic_id)) continue;
+    const std::string* name = name_of(pr->topic_id);
+    if (name == nullptr) continue;
+    const storage::TopicPartition tp{*name, pr->partition_id};
     if (auto ok = logs_->prepare(tp, pr->topic_id); !ok) {
       const auto& failure = logs_->last_create_failure();
       failed[pr->topic_id] = fmt::format("cannot create the log directory of {}-{}: {}", tp.topic, tp.partition,
                                          failure ? to_string(failure->error) : std::string(to_string(ok.error())));
     }
   }
-  if (failed.empty()) return;
-  std::set<std::string> failed_names;
+  std::map<std::string, std::string> out;  // topic name -> why
+  if (failed.empty()) return out;
   for (const auto& [id, why] : failed) {
     const std::string& name = names[id];
-    failed_names.insert(name);
-    spdlog::error("event=create_topic_failed topic={} error=\"{}\"", name, why);
+    out.emplace(name, why);
+    spdlog::error("event=create_partitions_failed topic={} error=\"{}\"", name, why);
     for (const auto& r : records) {
       const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
       if (pr != nullptr && pr->topic_id == id) logs_->discard_prepared(storage::TopicPartition{name, pr->partition_id});
     }
+  }
+  std::erase_if(records, [&](const metadata::MetadataRecord& r) {
+    if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) return failed.contains(t->topic_id);
+    if (const auto* pr = std::get_if<metadata::PartitionRecord>(&r)) return failed.contains(pr->topic_id);
+    if (const auto* c = std::get_if<metadata::ConfigRecord>(&r)) {
+      return c->resource_type == metadata::kConfigResourceTopic && out.contains(c->resource_name) &&
+             controller_->image().topic(c->resource_name) == nullptr;  // a new topic's configs only
+    }
+    return false;
+  });
+  return out;
+}
+
+void Broker::prepare_new_topics(std::vector<metadata::MetadataRecord>& records,
+                                protocol::CreateTopicsResponse& response) {
+  for (const auto& [name, why] : prepare_new_logs(records)) {
     for (auto& t : response.topics) {
       if (t.name != name || t.error_code != 0) continue;
       t.error_code = code(ErrorCode::kKafkaStorageError);
@@ -1171,14 +1195,17 @@ void Broker::prepare_new_topics(std::vector<metadata::MetadataRecord>& records,
       t.configs.reset();
     }
   }
-  std::erase_if(records, [&](const metadata::MetadataRecord& r) {
-    if (const auto* t = std::get_if<metadata::TopicRecord>(&r)) return failed.contains(t->topic_id);
-    if (const auto* pr = std::get_if<metadata::PartitionRecord>(&r)) return failed.contains(pr->topic_id);
-    if (const auto* c = std::get_if<metadata::ConfigRecord>(&r)) {
-      return c->resource_type == 2 && failed_names.contains(c->resource_name);
+}
+
+void Broker::prepare_new_partitions(std::vector<metadata::MetadataRecord>& records,
+                                    protocol::CreatePartitionsResponse& response) {
+  for (const auto& [name, why] : prepare_new_logs(records)) {
+    for (auto& t : response.results) {
+      if (t.name != name || t.error_code != 0) continue;
+      t.error_code = code(ErrorCode::kKafkaStorageError);
+      t.error_message = fmt::format("Failed to create partitions of {}: {}", name, why);
     }
-    return false;
-  });
+  }
 }
 
 void Broker::undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created) {
@@ -1219,6 +1246,14 @@ Broker::Applied Broker::apply_records(const std::vector<metadata::MetadataRecord
   if (auto ok = commit(records); !ok) {
     a.error = ok.error();
     spdlog::error("metadata change failed error=\"{}\"", a.error);
+    // Nothing was recorded: directories made ahead of new partitions' records go again.
+    for (const auto& r : records) {
+      const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
+      if (pr == nullptr) continue;
+      if (const auto* t = controller_->image().topic(pr->topic_id)) {
+        logs_->discard_prepared(storage::TopicPartition{t->name, pr->partition_id});
+      }
+    }
     return a;
   }
   std::set<std::string> partitions_changed;

@@ -18,6 +18,7 @@
 #include <expected>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -182,6 +183,11 @@ class Broker final : public net::RequestSink {
   // callable argument of a coroutine twice.
   template <class Response, class Op>
   boost::asio::awaitable<Response> controller_op(Op op);
+  // In a controller_op, before a CreatePartitions' records are committed: a topic's new
+  // partitions all get their directories, or none does, its records are dropped and it is
+  // answered KAFKA_STORAGE_ERROR (the metadata never names a partition without a log).
+  void prepare_new_partitions(std::vector<metadata::MetadataRecord>& records,
+                              protocol::CreatePartitionsResponse& response);
 
   // Consumer groups. The coordinator of a group is the GroupHost of its `__consumer_offsets`
   // partition, on that partition's owner shard.
@@ -235,6 +241,9 @@ class Broker final : public net::RequestSink {
   // topic's partition directories; a topic whose directories cannot all be made is answered
   // KAFKA_STORAGE_ERROR and its records are dropped, so the metadata never names it.
   void prepare_new_topics(std::vector<metadata::MetadataRecord>& records, protocol::CreateTopicsResponse& response);
+  // Makes the directories of the partitions the records create; drops the records of a topic
+  // whose directories cannot all be made. Returns those topics' names and why.
+  std::map<std::string, std::string> prepare_new_logs(std::vector<metadata::MetadataRecord>& records);
   // On the controller executor, after create_logs failed for a committed topic: removes the
   // logs it created and the topic's metadata records.
   void undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created);

@@ -345,7 +345,17 @@ Status<std::string> BrokerConfig::finalize() {
   if (auto r = check_listeners(); !r) return r;
   if (auto r = check_process_roles(); !r) return r;
 
-  const auto& dirs = typed_.is_null("log.dirs") ? typed_.get_list("log.dir") : typed_.get_list("log.dirs");
+  const bool plural = !typed_.is_null("log.dirs");
+  const auto& dirs = plural ? typed_.get_list("log.dirs") : typed_.get_list("log.dir");
+  if (dirs.size() > 1) {
+    // Kafka spreads partitions over every directory (JBOD); using the first alone would hide the
+    // partitions a Kafka broker left in the others, so several are refused until weir has JBOD.
+    std::string joined;
+    for (const auto& d : dirs) joined += (joined.empty() ? "" : ",") + d;
+    return unexpected(fmt::format(
+        "Invalid value {} for configuration {}: weir serves one log directory; several (JBOD) are not supported yet",
+        joined, plural ? "log.dirs" : "log.dir"));
+  }
   log_dir = dirs.front();  // validators refuse empty lists and elements
 
   socket_request_max_bytes = typed_.get_int("socket.request.max.bytes");

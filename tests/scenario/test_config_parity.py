@@ -237,6 +237,9 @@ def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
      "Invalid value 99999999999 for configuration group.min.session.timeout.ms: Not a number of type INT"),
     ("log.retention.ms=abc", "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"),
     ("log.dirs=", "Configuration 'log.dirs' must not be empty. Valid values include: any non-empty value"),
+    # weir only: Kafka spreads partitions over both (JBOD); weir refuses rather than use one alone.
+    ("log.dirs=/tmp/weir-a,/tmp/weir-b",
+     "Invalid value /tmp/weir-a,/tmp/weir-b for configuration log.dirs: weir serves one log directory"),
     ("listeners=SSL://127.0.0.1:0", "listener SSL://127.0.0.1:0 uses security protocol SSL"),
     ("listeners=SASL_SSL://127.0.0.1:0", "listener SASL_SSL://127.0.0.1:0 uses security protocol SASL_SSL"),
 ])

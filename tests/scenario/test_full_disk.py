@@ -121,3 +121,44 @@ def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small
     acked, errors = produce(b.bootstrap, topic_name, 100)
     assert (len(acked), errors) == (100, {})
     b.stop()
+
+
+def test_create_partitions_on_a_full_disk_adds_none_of_them(weir_factory, small_disk, topic_name):
+    """CreatePartitions whose new logs cannot all be made answers KAFKA_STORAGE_ERROR and adds no
+    partition (in Metadata or on disk), logging the errno; once space is freed the same request
+    succeeds and every partition takes writes, also after a restart."""
+    from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+    data = small_disk / "data"
+    b = weir_factory(settings={"log.dirs": str(data)})
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    admin.create_topics([NewTopic(topic_name, 2, 1)])[topic_name].result(60)
+    filler = small_disk / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M"], capture_output=True)
+    fut = admin.create_partitions([NewPartitions(topic_name, 8)], request_timeout=30)[topic_name]
+    with pytest.raises(Exception) as failed:
+        fut.result(60)
+    assert failed.value.args[0].name() == "KAFKA_STORAGE_ERROR", failed.value
+    assert b.running
+    assert len(admin.list_topics(topic_name, timeout=30).topics[topic_name].partitions) == 2
+    assert sorted(d.name for d in data.iterdir() if d.name.startswith(topic_name)) == [
+        f"{topic_name}-0", f"{topic_name}-1"]
+    assert "No space left on device" in b.log_path.read_text(errors="replace")
+
+    filler.unlink()
+    admin.create_partitions([NewPartitions(topic_name, 8)])[topic_name].result(60)
+    assert len(admin.list_topics(topic_name, timeout=30).topics[topic_name].partitions) == 8
+    b.restart()
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all"})
+    delivered = []
+    for q in range(8):
+        p.produce(topic_name, value=b"v%d" % q, partition=q,
+                  on_delivery=lambda err, msg: delivered.append((err, msg.partition(), msg.offset())))
+    assert p.flush(60) == 0
+    assert sorted(delivered) == [(None, q, 0) for q in range(8)]
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "unused"})
+    try:
+        assert [c.get_watermark_offsets(TopicPartition(topic_name, q), timeout=30) for q in range(8)] == [(0, 1)] * 8
+    finally:
+        c.close()
+    b.stop()

@@ -56,7 +56,7 @@ TEST(BrokerConfig, PropertiesFileThenOverridesWin) {
   const std::string path = ::testing::TempDir() + "/server.properties";
   {
     std::ofstream out(path);
-    out << "# comment\nnode.id=7\nlisteners=PLAINTEXT://127.0.0.1:9092\nlog.dirs=/tmp/a,/tmp/b\n"
+    out << "# comment\nnode.id=7\nlisteners=PLAINTEXT://127.0.0.1:9092\nlog.dirs=/tmp/a\n"
         << "some.unknown.key=1\nsocket.request.max.bytes : 1000\nnum.partitions 3\n";
   }
   wc::BrokerConfig c;
@@ -70,6 +70,13 @@ TEST(BrokerConfig, PropertiesFileThenOverridesWin) {
   ASSERT_EQ(c.advertised_listeners.size(), 1u);
   EXPECT_EQ(c.advertised_listeners[0].host, "127.0.0.1");
   EXPECT_EQ(c.unknown_keys(), std::vector<std::string>{"some.unknown.key"});
+}
+
+TEST(BrokerConfig, SeveralLogDirsAreRefusedNamingTheKey) {
+  // Kafka would spread partitions over both (JBOD); weir would see only the first's.
+  EXPECT_EQ(verdict({"log.dirs=/tmp/a,/tmp/b"}),
+            "Invalid value /tmp/a,/tmp/b for configuration log.dirs: weir serves one log directory; several (JBOD) "
+            "are not supported yet");
 }
 
 TEST(BrokerConfig, InvalidValuesAreRefusedWithKafkasMessage) {
@@ -199,8 +206,8 @@ TEST(BrokerConfig, ConnectionLimitsFollowKafkasRules) {
   EXPECT_EQ(verdict({"max.connections.per.ip=0", "max.connections.per.ip.overrides=127.0.0.1:5"}), "ok");
   EXPECT_EQ(verdict({"queued.max.request.bytes=1"}),
             "requirement failed: queued.max.request.bytes must be larger or equal to socket.request.max.bytes");
-  EXPECT_EQ(verdict({"max.connections.per.ip.overrides=a:1,"}).rfind(
-                "Invalid value a:1, for configuration max.connections.per.ip.overrides: ", 0),
+  EXPECT_EQ(verdict({"max.connections.per.ip.overrides=a:1,"})
+                .rfind("Invalid value a:1, for configuration max.connections.per.ip.overrides: ", 0),
             0U);
   EXPECT_EQ(verdict({"connections.max.idle.ms=100"}),
             "requirement failed: connection.failed.authentication.delay.ms=100 should always be less than "
@@ -248,12 +255,12 @@ TEST(BrokerConfig, BrokerOnlyNodeMustNotBeAVoter) {
 }
 
 TEST(BrokerConfig, BrokerOnlyListenersMustNotHoldTheControllerListener) {
-  EXPECT_EQ(verdict({"process.roles=broker", "node.id=2", "controller.listener.names=CONTROLLER",
-                     "controller.quorum.bootstrap.servers=localhost:9093",
-                     "listeners=PLAINTEXT://:9092,CONTROLLER://:9093",
-                     "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}),
-            "requirement failed: controller.listener.names must not contain a value appearing in the 'listeners' "
-            "configuration when running KRaft with just the broker role");
+  EXPECT_EQ(
+      verdict({"process.roles=broker", "node.id=2", "controller.listener.names=CONTROLLER",
+               "controller.quorum.bootstrap.servers=localhost:9093", "listeners=PLAINTEXT://:9092,CONTROLLER://:9093",
+               "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}),
+      "requirement failed: controller.listener.names must not contain a value appearing in the 'listeners' "
+      "configuration when running KRaft with just the broker role");
 }
 
 TEST(BrokerConfig, QuorumListsAreParsedWithKafkasMessages) {
@@ -278,5 +285,6 @@ TEST(BrokerConfig, QuorumListsAreParsedWithKafkasMessages) {
 }
 
 TEST(BrokerConfig, ControllerOnlyIsRefused) {
-  EXPECT_NE(verdict({"process.roles=controller"}).find("weir cannot run a controller-only node yet"), std::string::npos);
+  EXPECT_NE(verdict({"process.roles=controller"}).find("weir cannot run a controller-only node yet"),
+            std::string::npos);
 }
