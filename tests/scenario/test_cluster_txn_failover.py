@@ -3,8 +3,7 @@ controller, `__transaction_state` and `__consumer_offsets` at replication factor
 a confluent-kafka transactional producer whose coordinator's broker is killed with -9 while one of
 its transactions is open.
 
-Parametrized by broker kinds: "weir" (three weir brokers; `slow` while an intermittent defect it
-found is open, see the fixture), "mixed" (broker 1 Kafka,
+Parametrized by broker kinds: "weir" (three weir brokers, in `make test`), "mixed" (broker 1 Kafka,
 2 and 3 weir; the killed coordinator is broker 1 when it leads one of the transaction log's
 partitions, so a weir broker takes over a transaction log Kafka wrote; `slow`) and "kafka" (the
 oracle; `slow`).
@@ -53,11 +52,9 @@ BROKER_OVERRIDES = {
 
 @pytest.fixture(params=[
     pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
-    # slow until the defect it found is fixed: 1 run in 5 on a weir cluster saw a partition's last
-    # stable offset equal to its high watermark (21) while the last transaction's marker was not
-    # written yet (all three replicas hold 22 entries afterwards): an LSO past an open transaction
-    # after the failover (issue 15 note).
-    pytest.param(("weir", "weir", "weir"), id="weir", marks=pytest.mark.slow),
+    # It found a defect: a leader's last stable offset passed a transaction whose marker it had
+    # written but not yet replicated (LSO == HW == 21 while the marker at 21 was not under the HW).
+    pytest.param(("weir", "weir", "weir"), id="weir"),
     pytest.param(("kafka", "weir", "weir"), id="mixed", marks=pytest.mark.slow),
 ])
 def kinds(request):
