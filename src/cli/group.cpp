@@ -3,15 +3,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <utility>
 
 #include "cli/client_command.h"
+#include "protocol/gen/delete_groups_request.h"
 #include "protocol/gen/describe_groups_request.h"
 #include "protocol/gen/list_groups_request.h"
+#include "protocol/gen/offset_commit_request.h"
+#include "protocol/gen/offset_delete_request.h"
 #include "protocol/gen/offset_fetch_request.h"
 
 namespace weir::cli {
@@ -86,6 +92,38 @@ asio::awaitable<int> list_groups(Session& s) {
   co_return kExitOk;
 }
 
+// The group's committed offsets (OffsetFetch of every partition, at v9: v10 names topics by id).
+asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, client::Error>> committed_offsets(Session& s,
+                                                                                                 std::string group) {
+  protocol::OffsetFetchRequest oreq;
+  oreq.group_id = group;
+  oreq.topics = std::nullopt;  // every partition with a committed offset
+  auto& og = oreq.groups.emplace_back();
+  og.group_id = group;
+  og.topics = std::nullopt;
+  client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
+  client::CallOptions options;
+  options.deadline = s.deadline();
+  options.retry_on = client::RetryOn::kAllRetriable;
+  options.max_version = 9;
+  auto fetched = co_await s.client().send(std::move(coordinator), std::move(oreq), std::move(options));
+  if (!fetched) co_return unexpected(fetched.error());
+  const std::int16_t group_error =
+      fetched->error_code != 0 ? fetched->error_code : (fetched->groups.empty() ? 0 : fetched->groups[0].error_code);
+  if (group_error != 0) co_return unexpected(client::Error::kafka(group_error, ""));
+  std::map<TopicPartition, std::int64_t> committed;
+  const auto take = [&committed](const auto& topics) {
+    for (const auto& t : topics) {
+      for (const auto& p : t.partitions) {
+        if (p.error_code == 0 && p.committed_offset >= 0) committed[{t.name, p.partition_index}] = p.committed_offset;
+      }
+    }
+  };
+  take(fetched->topics);
+  for (const auto& fg : fetched->groups) take(fg.topics);
+  co_return committed;
+}
+
 // --- describe ---
 
 struct DescribeArgs {
@@ -121,29 +159,9 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
     co_return s.fail_code(fmt::format("cannot describe group '{}'", args.group), g.error_code, g.error_message);
   }
 
-  protocol::OffsetFetchRequest oreq;
-  oreq.group_id = args.group;
-  oreq.topics = std::nullopt;  // every partition with a committed offset
-  auto& og = oreq.groups.emplace_back();
-  og.group_id = args.group;
-  og.topics = std::nullopt;
-  client::Target coordinator2 = client::target::Coordinator{client::CoordinatorType::kGroup, args.group};
-  client::CallOptions options;
-  options.deadline = s.deadline();
-  options.retry_on = client::RetryOn::kAllRetriable;
-  options.max_version = 9;  // v10 names topics by id only
-  auto fetched = co_await s.client().send(std::move(coordinator2), std::move(oreq), std::move(options));
+  auto fetched = co_await committed_offsets(s, args.group);
   if (!fetched) co_return s.fail(fmt::format("cannot fetch the offsets of group '{}'", args.group), fetched.error());
-  std::map<TopicPartition, std::int64_t> committed;
-  const auto take = [&committed](const auto& topics) {
-    for (const auto& t : topics) {
-      for (const auto& p : t.partitions) {
-        if (p.error_code == 0 && p.committed_offset >= 0) committed[{t.name, p.partition_index}] = p.committed_offset;
-      }
-    }
-  };
-  take(fetched->topics);
-  for (const auto& fg : fetched->groups) take(fg.topics);
+  const std::map<TopicPartition, std::int64_t>& committed = *fetched;
 
   // Rows as kafka-consumer-groups --describe orders them: members by assignment size (largest
   // first), each member's partitions by topic and partition, then committed partitions nobody owns.
@@ -267,10 +285,448 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
   co_return kExitOk;
 }
 
+// --- shared by seek, delete-offsets ---
+
+// "topic" or "topic:0,1,2" (kafka-consumer-groups' --topic). Partitions empty: all of the topic.
+struct TopicScope {
+  std::string topic;
+  std::vector<std::int32_t> partitions;
+};
+
+std::optional<TopicScope> parse_topic_scope(const std::string& text) {
+  TopicScope out;
+  const auto colon = text.rfind(':');
+  out.topic = text.substr(0, colon);
+  if (out.topic.empty()) return std::nullopt;
+  if (colon == std::string::npos) return out;
+  std::string_view rest = std::string_view(text).substr(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    std::int32_t p = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), p);
+    if (ec != std::errc() || end != item.data() + item.size() || p < 0) return std::nullopt;
+    out.partitions.push_back(p);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  if (out.partitions.empty()) return std::nullopt;
+  return out;
+}
+
+// The partitions the scopes name (a topic alone: every partition the cluster has for it), sorted.
+// A topic the cluster does not have is an error naming it.
+asio::awaitable<Result<std::vector<TopicPartition>, std::string>> resolve_scopes(Session& s,
+                                                                                 std::vector<TopicScope> scopes) {
+  std::set<TopicPartition> out;
+  std::vector<std::string> whole;
+  for (const auto& sc : scopes) {
+    if (sc.partitions.empty()) {
+      whole.push_back(sc.topic);
+    } else {
+      for (const auto p : sc.partitions) out.emplace(sc.topic, p);
+    }
+  }
+  if (!whole.empty()) {
+    std::optional<std::vector<std::string>> wanted{std::in_place, whole};
+    auto md = co_await s.client().metadata(std::move(wanted), s.deadline());
+    if (!md) co_return unexpected(fmt::format("cannot read the topics' metadata: {}", md.error().to_string()));
+    for (const auto& name : whole) {
+      const client::TopicInfo* t = s.client().cluster().topic(name);
+      if (t == nullptr || t->error_code != 0 || t->partitions.empty()) {
+        co_return unexpected(fmt::format("topic '{}' does not exist", name));
+      }
+      for (const auto& p : t->partitions) out.emplace(name, p.partition);
+    }
+  }
+  co_return std::vector<TopicPartition>(out.begin(), out.end());
+}
+
+// The group's state from DescribeGroups ("Dead" for a group the coordinator does not know).
+asio::awaitable<Result<std::string, client::Error>> group_state(Session& s, std::string group) {
+  protocol::DescribeGroupsRequest req;
+  req.groups.push_back(group);
+  client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
+  auto described = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+  if (!described) co_return unexpected(described.error());
+  if (described->groups.empty()) co_return std::string("Dead");
+  const auto& g = described->groups.front();
+  constexpr std::int16_t kGroupIdNotFound = 69;
+  if (g.error_code == kGroupIdNotFound) co_return std::string("Dead");
+  if (g.error_code != 0) co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
+  co_return g.group_state;
+}
+
+// --- seek ---
+
+struct SeekArgs {
+  std::string group;
+  std::vector<std::string> topics;
+  bool all_topics = false;
+  std::string to;
+  std::optional<std::int64_t> shift_by;
+  bool execute = false;
+  bool dry_run = false;
+  bool export_csv = false;
+};
+
+// Where --to points: a ListOffsets timestamp (earliest, latest, a time), an offset, or the
+// committed offset ("current").
+struct SeekTarget {
+  enum class Kind : std::int8_t { kTimestamp, kOffset, kCurrent, kShift } kind = Kind::kTimestamp;
+  std::int64_t value = 0;
+};
+
+std::optional<SeekTarget> parse_seek_target(const std::string& text) {
+  using Kind = SeekTarget::Kind;
+  if (text == "earliest" || text == "beginning") return SeekTarget{Kind::kTimestamp, client::kEarliestTimestamp};
+  if (text == "latest" || text == "end") return SeekTarget{Kind::kTimestamp, client::kLatestTimestamp};
+  if (text == "current") return SeekTarget{Kind::kCurrent, 0};
+  const auto number = [](std::string_view v, std::int64_t& out) {
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc() && end == v.data() + v.size() && !v.empty();
+  };
+  std::int64_t n = 0;
+  if (text.starts_with("@-") && text.size() > 3) {
+    const char unit = text.back();
+    const std::int64_t scale = unit == 's'   ? 1000
+                               : unit == 'm' ? 60'000
+                               : unit == 'h' ? 3'600'000
+                               : unit == 'd' ? 86'400'000
+                                             : 0;
+    if (scale == 0 || !number(std::string_view(text).substr(2, text.size() - 3), n) || n < 0) return std::nullopt;
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    return SeekTarget{Kind::kTimestamp, now - n * scale};
+  }
+  if (text.starts_with("@")) {
+    if (!number(std::string_view(text).substr(1), n) || n < 0) return std::nullopt;
+    return SeekTarget{Kind::kTimestamp, n};
+  }
+  if (!number(text, n) || n < 0) return std::nullopt;
+  return SeekTarget{Kind::kOffset, n};
+}
+
+void warn(const Session& s, const std::string& text) {
+  if (!s.json()) std::fprintf(stderr, "warning: %s\n", text.c_str());
+}
+
+// kafka-consumer-groups --reset-offsets: the new offsets, printed; committed with --execute.
+asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget target) {
+  auto state = co_await group_state(s, args.group);
+  if (!state) co_return s.fail(fmt::format("cannot describe group '{}'", args.group), state.error());
+  if (*state != "Empty" && *state != "Dead") {
+    co_return s.fail(
+        fmt::format("offsets can only be reset while group '{}' is inactive, but its state is {}", args.group, *state));
+  }
+  auto fetched = co_await committed_offsets(s, args.group);
+  if (!fetched) co_return s.fail(fmt::format("cannot fetch the offsets of group '{}'", args.group), fetched.error());
+  const std::map<TopicPartition, std::int64_t>& committed = *fetched;
+
+  std::vector<TopicPartition> parts;
+  if (args.all_topics) {
+    for (const auto& [tp, offset] : committed) parts.push_back(tp);
+  } else {
+    std::vector<TopicScope> scopes;
+    for (const auto& t : args.topics) scopes.push_back(*parse_topic_scope(t));  // checked by the caller
+    auto resolved = co_await resolve_scopes(s, std::move(scopes));
+    if (!resolved) co_return s.fail(resolved.error());
+    parts = std::move(*resolved);
+  }
+  if (!parts.empty()) {
+    std::set<std::string> names;
+    for (const auto& tp : parts) names.insert(tp.first);
+    std::optional<std::vector<std::string>> wanted{std::in_place, std::vector<std::string>(names.begin(), names.end())};
+    (void)co_await s.client().metadata(std::move(wanted), s.deadline());
+  }
+  const auto earliest = co_await s.list_offsets(parts, client::kEarliestTimestamp);
+  const auto latest = co_await s.list_offsets(parts, client::kLatestTimestamp);
+  std::map<TopicPartition, std::int64_t> at_time;
+  if (target.kind == SeekTarget::Kind::kTimestamp && target.value >= 0) {
+    at_time = co_await s.list_offsets(parts, target.value);
+  }
+
+  using Kind = SeekTarget::Kind;
+  std::map<TopicPartition, std::int64_t> planned;
+  for (const auto& tp : parts) {
+    const std::string name = fmt::format("{}-{}", tp.first, tp.second);
+    auto lo = earliest.find(tp);
+    auto hi = latest.find(tp);
+    if (lo == earliest.end() || hi == latest.end()) {
+      co_return s.fail(fmt::format("cannot read the offsets of partition {}: no leader answered", name));
+    }
+    const auto current = committed.find(tp);
+    std::int64_t offset = 0;
+    switch (target.kind) {
+      case Kind::kTimestamp:
+        if (target.value == client::kEarliestTimestamp) {
+          offset = lo->second;
+        } else if (target.value == client::kLatestTimestamp) {
+          offset = hi->second;
+        } else if (auto it = at_time.find(tp); it != at_time.end() && it->second >= 0) {
+          offset = it->second;
+        } else {
+          warn(s, fmt::format("partition {} has no record at or after that time: using its log end offset", name));
+          offset = hi->second;
+        }
+        break;
+      case Kind::kOffset:
+        offset = target.value;
+        break;
+      case Kind::kCurrent:
+        offset = current != committed.end() ? current->second : hi->second;
+        break;
+      case Kind::kShift:
+        if (current == committed.end()) {
+          co_return s.fail(
+              fmt::format("cannot shift the offset of partition {}: the group has no committed offset "
+                          "there",
+                          name));
+        }
+        offset = current->second + target.value;
+        break;
+    }
+    // Out of the log's range: the nearest end, as kafka-consumer-groups does.
+    if (offset < lo->second) {
+      warn(s, fmt::format("offset {} is below the log start offset of {}: using {}", offset, name, lo->second));
+      offset = lo->second;
+    } else if (offset > hi->second) {
+      warn(s, fmt::format("offset {} is above the log end offset of {}: using {}", offset, name, hi->second));
+      offset = hi->second;
+    }
+    planned[tp] = offset;
+  }
+
+  if (args.execute && !planned.empty()) {
+    protocol::OffsetCommitRequest req;
+    req.group_id = args.group;
+    req.generation_id_or_member_epoch = -1;  // an admin commit: no member, no generation
+    for (const auto& [tp, offset] : planned) {
+      if (req.topics.empty() || req.topics.back().name != tp.first) req.topics.emplace_back().name = tp.first;
+      auto& p = req.topics.back().partitions.emplace_back();
+      p.partition_index = tp.second;
+      p.committed_offset = offset;
+    }
+    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, args.group};
+    client::CallOptions options;
+    options.deadline = s.deadline();
+    options.retry_on = client::RetryOn::kAllRetriable;
+    options.max_version = 9;  // v10 names topics by id only
+    auto resp = co_await s.client().send(std::move(coordinator), std::move(req), std::move(options));
+    if (!resp) co_return s.fail(fmt::format("cannot commit the offsets of group '{}'", args.group), resp.error());
+    for (const auto& t : resp->topics) {
+      for (const auto& p : t.partitions) {
+        if (p.error_code != 0) {
+          co_return s.fail_code(
+              fmt::format("cannot commit the offset of {}-{} for group '{}'", t.name, p.partition_index, args.group),
+              p.error_code, std::nullopt);
+        }
+      }
+    }
+  }
+
+  if (s.json()) {
+    Json j;
+    j.begin_object().key("group").value(args.group).key("executed").value(args.execute).key("offsets").begin_array();
+    for (const auto& [tp, offset] : planned) {
+      j.begin_object().key("topic").value(tp.first).key("partition").value(tp.second);
+      j.key("new_offset").value(offset).end_object();
+    }
+    j.end_array().end_object();
+    print(j.str() + "\n");
+  } else if (args.export_csv) {
+    // kafka-consumer-groups --export: topic,partition,offset per line, then an empty line.
+    std::string out;
+    for (const auto& [tp, offset] : planned) out += fmt::format("{},{},{}\n", tp.first, tp.second, offset);
+    print(out + "\n");
+  } else {
+    std::size_t gw = std::max<std::size_t>(15, args.group.size());
+    std::size_t tw = 15;
+    for (const auto& [tp, offset] : planned) tw = std::max(tw, tp.first.size());
+    std::string out = fmt::format("\n{:<{}} {:<{}} {:<10} {}\n", "GROUP", gw, "TOPIC", tw, "PARTITION", "NEW-OFFSET");
+    for (const auto& [tp, offset] : planned) {
+      out += fmt::format("{:<{}} {:<{}} {:<10} {}\n", args.group, gw, tp.first, tw, tp.second, offset);
+    }
+    print(out);
+  }
+  co_return kExitOk;
+}
+
+// --- delete ---
+
+struct DeleteArgs {
+  std::vector<std::string> groups;
+};
+
+// Human text of a Kafka error code these commands meet: what it means here, then its name.
+std::string error_text(std::int16_t code) {
+  const std::string name(client::Error::kafka(code, "").name());
+  const char* meaning = nullptr;
+  switch (code) {
+    case 3:
+      meaning = "the cluster has no such topic or partition";
+      break;
+    case 68:
+      meaning = "the group is not empty";
+      break;
+    case 69:
+      meaning = "the group does not exist";
+      break;
+    case 86:
+      meaning = "the group is subscribed to the topic";
+      break;
+    default:
+      break;
+  }
+  const std::string shown = name.empty() ? fmt::format("error code {}", code) : name;
+  return meaning == nullptr ? shown : fmt::format("{} ({})", meaning, shown);
+}
+
+asio::awaitable<int> delete_groups(Session& s, const DeleteArgs& args) {
+  std::vector<std::string> deleted;
+  std::vector<std::pair<std::string, std::string>> failed;  // group, why
+  for (const auto& group : args.groups) {
+    protocol::DeleteGroupsRequest req;
+    req.groups_names.push_back(group);
+    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
+    auto resp = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+    if (!resp) {
+      failed.emplace_back(group, resp.error().to_string());
+      continue;
+    }
+    std::int16_t code = resp->results.empty() ? 0 : resp->results.front().error_code;
+    if (code == 0) {
+      deleted.push_back(group);
+    } else {
+      failed.emplace_back(group, error_text(code));
+    }
+  }
+  const auto quoted = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+    return out;
+  };
+  if (s.json()) {
+    Json j;
+    j.begin_object().key("deleted").begin_array();
+    for (const auto& g : deleted) j.value(g);
+    j.end_array().key("failed").begin_array();
+    for (const auto& [g, why] : failed) j.begin_object().key("group").value(g).key("error").value(why).end_object();
+    j.end_array().end_object();
+    print(j.str() + "\n");
+    co_return failed.empty() ? kExitOk : kExitFailed;
+  }
+  if (failed.empty()) {
+    print(fmt::format("Deletion of requested consumer groups ({}) was successful.\n", quoted(deleted)));
+    co_return kExitOk;
+  }
+  for (const auto& [g, why] : failed)
+    std::fprintf(stderr, "error: group '%s' could not be deleted: %s\n", g.c_str(), why.c_str());
+  if (!deleted.empty()) print(fmt::format("These consumer groups were deleted successfully: {}\n", quoted(deleted)));
+  co_return kExitFailed;
+}
+
+// --- delete-offsets ---
+
+struct DeleteOffsetsArgs {
+  std::string group;
+  std::vector<std::string> topics;
+};
+
+asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
+  // Topics the cluster does not have are reported per row (as kafka-consumer-groups does), the
+  // others are asked of the coordinator.
+  std::vector<TopicPartition> parts;
+  std::vector<std::string> unknown;
+  for (const auto& text : args.topics) {
+    const TopicScope sc = *parse_topic_scope(text);  // checked by the caller
+    std::vector<TopicScope> one{sc};
+    auto resolved = co_await resolve_scopes(s, std::move(one));
+    if (!resolved) {
+      unknown.push_back(sc.topic);
+      continue;
+    }
+    for (auto& tp : *resolved) parts.push_back(std::move(tp));
+  }
+  std::ranges::sort(parts);
+  parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+  std::map<TopicPartition, std::int16_t> status;
+  std::int16_t group_error = 0;
+  if (!parts.empty()) {
+    protocol::OffsetDeleteRequest req;
+    req.group_id = args.group;
+    for (const auto& tp : parts) {
+      if (req.topics.empty() || req.topics.back().name != tp.first) req.topics.emplace_back().name = tp.first;
+      req.topics.back().partitions.emplace_back().partition_index = tp.second;
+    }
+    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, args.group};
+    auto resp = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+    if (!resp) co_return s.fail(fmt::format("cannot delete the offsets of group '{}'", args.group), resp.error());
+    group_error = resp->error_code;
+    for (const auto& t : resp->topics) {
+      for (const auto& p : t.partitions) status[{t.name, p.partition_index}] = p.error_code;
+    }
+  }
+  constexpr std::int16_t kGroupIdNotFound = 69;
+  if (group_error == kGroupIdNotFound || (group_error != 0 && status.empty())) {
+    co_return s.fail_code(fmt::format("cannot delete the offsets of group '{}'", args.group), group_error,
+                          std::nullopt);
+  }
+  struct Line {
+    std::string topic;
+    std::string partition;
+    std::int16_t code;
+  };
+  std::vector<Line> lines;
+  constexpr std::int16_t kUnknownTopicOrPartition = 3;
+  for (const auto& t : unknown) lines.push_back({t, "-", kUnknownTopicOrPartition});
+  for (const auto& tp : parts) {
+    auto it = status.find(tp);
+    lines.push_back({tp.first, std::to_string(tp.second), it == status.end() ? group_error : it->second});
+  }
+  std::ranges::stable_sort(lines, [](const Line& a, const Line& b) { return a.topic < b.topic; });
+  const bool all_ok = std::ranges::all_of(lines, [](const Line& l) { return l.code == 0; });
+  if (s.json()) {
+    Json j;
+    j.begin_object().key("group").value(args.group).key("partitions").begin_array();
+    for (const auto& l : lines) {
+      j.begin_object().key("topic").value(l.topic).key("partition");
+      if (l.partition == "-") {
+        j.null();
+      } else {
+        j.value(static_cast<std::int64_t>(std::stoll(l.partition)));
+      }
+      j.key("error");
+      if (l.code == 0) {
+        j.null();
+      } else {
+        j.value(client::Error::kafka(l.code, "").name());
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+    print(j.str() + "\n");
+    co_return all_ok ? kExitOk : kExitFailed;
+  }
+  std::string out = all_ok ? fmt::format("Request succeeded for deleting offsets from group {}.\n", args.group)
+                           : std::string("Error: Encountered some partition-level error, see the follow-up details.\n");
+  std::size_t tw = 15;
+  for (const auto& l : lines) tw = std::max(tw, l.topic.size());
+  out += fmt::format("\n{:<{}} {:<10} {:<15}\n", "TOPIC", tw, "PARTITION", "STATUS");
+  for (const auto& l : lines) {
+    out += fmt::format("{:<{}} {:<10} {:<15}\n", l.topic, tw, l.partition,
+                       l.code == 0 ? std::string("Successful") : "Error: " + error_text(l.code));
+  }
+  print(out);
+  co_return all_ok ? kExitOk : kExitFailed;
+}
+
 }  // namespace
 
 void add_group_command(CLI::App& app, int& exit_code) {
-  auto* group = app.add_subcommand("group", "Consumer groups: list them, describe their offsets and lag");
+  auto* group = app.add_subcommand(
+      "group", "Consumer groups: list them, describe their offsets and lag, move or delete their offsets");
   group->require_subcommand(1);
   auto flags = std::make_shared<ClientFlags>();
 
@@ -286,6 +742,74 @@ void add_group_command(CLI::App& app, int& exit_code) {
   describe->add_option("group", args->group, "The group id")->required();
   describe->callback([flags, args, &exit_code]() {
     exit_code = run_client(*flags, [args](Session& s) { return describe_group(s, *args); });
+  });
+
+  auto seek_args = std::make_shared<SeekArgs>();
+  auto* seek = group->add_subcommand(
+      "seek",
+      "Moves an inactive group's committed offsets (kafka-consumer-groups --reset-offsets); prints the plan "
+      "unless --execute");
+  add_client_flags(*seek, *flags);
+  seek->add_option("group", seek_args->group, "The group id")->required();
+  auto* topic_opt = seek->add_option("--topic", seek_args->topics, "A topic, or topic:0,1,2 for some partitions");
+  auto* all_opt = seek->add_flag("--all-topics", seek_args->all_topics, "Every partition the group has an offset for");
+  topic_opt->excludes(all_opt);
+  auto* to_opt = seek->add_option("--to", seek_args->to,
+                                  "earliest, latest, current (the committed offset, else the log end), an offset, "
+                                  "@<ms since the epoch> or @-<N>s|m|h|d (that long ago)");
+  auto* shift_opt =
+      seek->add_option("--shift-by", seek_args->shift_by, "Move each committed offset by N (may be negative)");
+  to_opt->excludes(shift_opt);
+  auto* execute_opt = seek->add_flag("--execute", seek_args->execute, "Commit the new offsets");
+  seek->add_flag("--dry-run", seek_args->dry_run, "Only print the new offsets (the default)")->excludes(execute_opt);
+  seek->add_flag("--export", seek_args->export_csv, "Print topic,partition,offset lines (CSV) instead of the table");
+  seek->callback([flags, seek_args, &exit_code]() {
+    const SeekArgs& a = *seek_args;
+    const auto usage = [&exit_code](const std::string& text) {
+      std::fprintf(stderr, "error: %s\n", text.c_str());
+      exit_code = kExitUsage;
+    };
+    if (a.topics.empty() && !a.all_topics) return usage("one of --topic or --all-topics is required");
+    for (const auto& t : a.topics) {
+      if (!parse_topic_scope(t)) return usage(fmt::format("--topic {}: expected a topic or topic:0,1,2", t));
+    }
+    SeekTarget target;
+    if (a.shift_by) {
+      target = SeekTarget{SeekTarget::Kind::kShift, *a.shift_by};
+    } else if (a.to.empty()) {
+      return usage("one of --to or --shift-by is required");
+    } else if (auto t = parse_seek_target(a.to)) {
+      target = *t;
+    } else {
+      return usage(
+          fmt::format("--to {}: expected earliest, latest, current, an offset, @<epoch ms> or @-<N>s|m|h|d", a.to));
+    }
+    exit_code = run_client(*flags, [seek_args, target](Session& s) { return seek_group(s, *seek_args, target); });
+  });
+
+  auto delete_args = std::make_shared<DeleteArgs>();
+  auto* del = group->add_subcommand("delete", "Deletes groups with no members, and their committed offsets");
+  add_client_flags(*del, *flags);
+  del->add_option("groups", delete_args->groups, "The group ids")->required();
+  del->callback([flags, delete_args, &exit_code]() {
+    exit_code = run_client(*flags, [delete_args](Session& s) { return delete_groups(s, *delete_args); });
+  });
+
+  auto offsets_args = std::make_shared<DeleteOffsetsArgs>();
+  auto* del_offsets =
+      group->add_subcommand("delete-offsets", "Deletes a group's committed offsets of topics it is not subscribed to");
+  add_client_flags(*del_offsets, *flags);
+  del_offsets->add_option("group", offsets_args->group, "The group id")->required();
+  del_offsets->add_option("--topic", offsets_args->topics, "A topic, or topic:0,1,2 for some partitions")->required();
+  del_offsets->callback([flags, offsets_args, &exit_code]() {
+    for (const auto& t : offsets_args->topics) {
+      if (!parse_topic_scope(t)) {
+        std::fprintf(stderr, "error: --topic %s: expected a topic or topic:0,1,2\n", t.c_str());
+        exit_code = kExitUsage;
+        return;
+      }
+    }
+    exit_code = run_client(*flags, [offsets_args](Session& s) { return delete_offsets(s, *offsets_args); });
   });
 }
 
