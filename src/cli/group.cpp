@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -128,7 +129,15 @@ asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, client::Error>> c
 
 struct DescribeArgs {
   std::string group;
+  bool members = false;  // --members: one row per member (kafka-consumer-groups --describe --members)
+  bool state = false;    // --state: the group's coordinator, assignor, state and size
+  bool verbose = false;  // with --members / --state: the columns --verbose adds
 };
+
+asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args,
+                                      const protocol::DescribeGroupsResponse::DescribedGroup& g);
+asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args,
+                                    const protocol::DescribeGroupsResponse::DescribedGroup& g);
 
 struct Row {
   std::string topic;
@@ -158,6 +167,8 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
   if (g.error_code != 0) {
     co_return s.fail_code(fmt::format("cannot describe group '{}'", args.group), g.error_code, g.error_message);
   }
+  if (args.members) co_return co_await describe_members(s, args, g);
+  if (args.state) co_return co_await describe_state(s, args, g);
 
   auto fetched = co_await committed_offsets(s, args.group);
   if (!fetched) co_return s.fail(fmt::format("cannot fetch the offsets of group '{}'", args.group), fetched.error());
@@ -282,6 +293,125 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
                 r.consumer_id, r.host, r.client_id);
   }
   print(out + "\n");
+  co_return kExitOk;
+}
+
+// --- describe --members / --state ---
+
+// "t1:0,1,2;t2:0" (kafka-consumer-groups' assignment column), "-" for none.
+std::string assignment_text(const std::vector<TopicPartition>& parts) {
+  std::string out;
+  std::string topic;
+  for (const auto& [t, p] : parts) {
+    if (out.empty() || t != topic) {
+      out += (out.empty() ? "" : ";") + t + ":" + std::to_string(p);
+      topic = t;
+    } else {
+      out += "," + std::to_string(p);
+    }
+  }
+  return out.empty() ? std::string(kMissing) : out;
+}
+
+bool rebalancing(const std::string& state) {
+  return state == "PreparingRebalance" || state == "CompletingRebalance" || state == "Assigning" ||
+         state == "Reconciling";
+}
+
+void state_notice(const std::string& group, const std::string& state) {
+  if (state == "Empty") {
+    std::fprintf(stderr, "\nConsumer group '%s' has no active members.\n", group.c_str());
+  } else if (rebalancing(state)) {
+    std::fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", group.c_str());
+  }
+}
+
+asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args,
+                                      const protocol::DescribeGroupsResponse::DescribedGroup& g) {
+  struct Member {
+    std::string id, host, client;
+    std::vector<TopicPartition> parts;
+  };
+  std::vector<Member> members;
+  for (const auto& m : g.members) {
+    auto parts = assigned_partitions(m.member_assignment);
+    std::ranges::sort(parts);
+    members.push_back({m.member_id, m.client_host, m.client_id, std::move(parts)});
+  }
+  if (s.json()) {
+    Json j;
+    j.begin_object().key("group").value(args.group).key("state").value(g.group_state).key("members").begin_array();
+    for (const auto& m : members) {
+      j.begin_object().key("consumer_id").value(m.id).key("host").value(m.host).key("client_id").value(m.client);
+      j.key("partitions").begin_array();
+      for (const auto& [t, p] : m.parts) j.begin_object().key("topic").value(t).key("partition").value(p).end_object();
+      j.end_array().end_object();
+    }
+    j.end_array().end_object();
+    print(j.str() + "\n");
+    co_return kExitOk;
+  }
+  state_notice(args.group, g.group_state);
+  // Kafka's widths come from the rows: with no member the group column is 15 wide too.
+  std::size_t gw = members.empty() ? 15 : std::max<std::size_t>(15, args.group.size());
+  std::size_t cw = 15;
+  std::size_t hw = 15;
+  std::size_t kw = 15;
+  std::size_t aw = 20;  // --verbose's CURRENT-ASSIGNMENT
+  for (const auto& m : members) {
+    cw = std::max(cw, m.id.size());
+    hw = std::max(hw, m.host.size());
+    kw = std::max(kw, m.client.size());
+    aw = std::max(aw, assignment_text(m.parts).size());
+  }
+  // Every column, the last included, is padded and followed by a space, as Kafka's tool prints.
+  const auto line = [&](std::string_view group, std::string_view id, std::string_view host, std::string_view client,
+                        std::string_view count, const std::array<std::string, 4>& extra) {
+    std::string out =
+        fmt::format("{:<{}} {:<{}} {:<{}} {:<{}} {:<15} ", group, gw, id, cw, host, hw, client, kw, count);
+    if (args.verbose) out += fmt::format("{:<15} {:<{}} {:<15} {:<19} ", extra[0], extra[1], aw, extra[2], extra[3]);
+    return out + "\n";
+  };
+  std::string out = "\n" + line("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                                {"CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"});
+  for (const auto& m : members) {
+    // A classic group's members have no epochs or target assignment.
+    out += line(args.group, m.id, m.host, m.client, std::to_string(m.parts.size()),
+                {std::string(kMissing), assignment_text(m.parts), std::string(kMissing), std::string(kMissing)});
+  }
+  print(out);
+  co_return kExitOk;
+}
+
+asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args,
+                                    const protocol::DescribeGroupsResponse::DescribedGroup& g) {
+  auto coordinator = co_await s.client().find_coordinator(client::CoordinatorType::kGroup, args.group, s.deadline());
+  if (!coordinator) {
+    co_return s.fail(fmt::format("cannot find the coordinator of group '{}'", args.group), coordinator.error());
+  }
+  const std::string strategy = g.protocol_data.empty() ? std::string(kMissing) : g.protocol_data;
+  if (s.json()) {
+    Json j;
+    j.begin_object().key("group").value(args.group).key("coordinator").begin_object();
+    j.key("id").value(coordinator->node_id).key("host").value(coordinator->endpoint.host);
+    j.key("port").value(static_cast<std::int32_t>(coordinator->endpoint.port)).end_object();
+    j.key("assignment_strategy").value(strategy).key("state").value(g.group_state);
+    j.key("members").value(static_cast<std::int64_t>(g.members.size())).end_object();
+    print(j.str() + "\n");
+    co_return kExitOk;
+  }
+  state_notice(args.group, g.group_state);
+  const std::size_t gw = std::max<std::size_t>(15, args.group.size());
+  const std::string where =
+      fmt::format("{}:{}  ({})", coordinator->endpoint.host, coordinator->endpoint.port, coordinator->node_id);
+  std::string out =
+      fmt::format("\n{:<{}} {:<25} {:<20} {:<20} ", "GROUP", gw, "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE");
+  if (args.verbose) out += fmt::format("{:<15} {:<25} ", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH");
+  out += "#MEMBERS\n";
+  out += fmt::format("{:<{}} {:<25} {:<20} {:<20} ", args.group, gw, where, strategy, g.group_state);
+  if (args.verbose) out += fmt::format("{:<15} {:<25} ", kMissing, kMissing);
+  out += std::to_string(g.members.size()) + "\n";
+  print(out);
   co_return kExitOk;
 }
 
@@ -740,6 +870,10 @@ void add_group_command(CLI::App& app, int& exit_code) {
       "Committed offsets, log end offsets, lag and owners per partition (as kafka-consumer-groups --describe)");
   add_client_flags(*describe, *flags);
   describe->add_option("group", args->group, "The group id")->required();
+  auto* members_flag = describe->add_flag("--members", args->members, "One row per member, as --describe --members");
+  describe->add_flag("--state", args->state, "The coordinator, assignor, state and member count, as --describe --state")
+      ->excludes(members_flag);
+  describe->add_flag("--verbose", args->verbose, "With --members or --state: the epochs and assignments too");
   describe->callback([flags, args, &exit_code]() {
     exit_code = run_client(*flags, [args](Session& s) { return describe_group(s, *args); });
   });

@@ -1,5 +1,6 @@
 """`weir group list|describe` (issue 17), against weir and against Apache Kafka 4.3.1: for the same
-group, `weir group describe` prints what `kafka-consumer-groups --describe` prints, line for line,
+group, `weir group describe` (also with --members, --state, --verbose) prints what
+`kafka-consumer-groups --describe` prints, line for line,
 while a member owns the partitions and after it left (the "has no active members" message on
 stderr, owners shown as "-"); `--output json` carries the same numbers; an unknown group is an
 error (exit 1).
@@ -56,6 +57,14 @@ def test_group_describe_matches_kafka_consumer_groups(broker, topic_name):
         assert len(rows) == 3 and all(r[0] == group and r[1] == topic_name for r in rows), rows
         assert sum(int(r[5]) for r in rows if r[5] != "-") + sum(1 for r in rows if r[3] == "-") >= 1
 
+        shown = {}
+        for flags in (["--members"], ["--members", "--verbose"], ["--state"], ["--state", "--verbose"]):
+            ours = weir_cli("group", "describe", group, *flags, bootstrap=broker)
+            theirs = run_tool("kafka-consumer-groups", "--describe", "--group", group, *flags, bootstrap=broker).check()
+            assert ours.returncode == 0 and ours.stdout == theirs.stdout, (flags, ours.stdout, theirs.stdout)
+            shown[flags[0]] = ours.stdout
+        assert "cli-probe" in shown["--members"] and "Stable" in shown["--state"], shown
+
         listed = weir_cli("group", "list", bootstrap=broker)
         assert listed.returncode == 0 and group in listed.stdout.splitlines(), listed
     finally:
@@ -72,6 +81,11 @@ def test_group_describe_matches_kafka_consumer_groups(broker, topic_name):
     assert ours.returncode == 0
     assert ours.stdout == theirs.stdout, (ours.stdout, theirs.stdout)
     assert f"Consumer group '{group}' has no active members." in ours.stderr
+    for flags in (["--members"], ["--state"]):
+        ours = weir_cli("group", "describe", group, *flags, bootstrap=broker)
+        theirs = run_tool("kafka-consumer-groups", "--describe", "--group", group, *flags, bootstrap=broker).check()
+        assert ours.returncode == 0 and ours.stdout == theirs.stdout, (flags, ours.stdout, theirs.stdout)
+        assert f"Consumer group '{group}' has no active members." in ours.stderr
     assert sum(v for v in committed.values() if v is not None) == 3
 
     missing = weir_cli("group", "describe", f"{group}-nosuch", bootstrap=broker)
