@@ -302,6 +302,34 @@ TEST(ConsumerGroupHeartbeat, ReplayingTheRecordsRebuildsTheSameGroups) {
   EXPECT_EQ(fresh.consumer_groups().groups(), h.coordinator.consumer_groups().groups());
 }
 
+Bytes from_hex(std::string_view h) {
+  Bytes b;
+  for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
+    b.push_back(static_cast<std::uint8_t>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  }
+  return b;
+}
+
+// Bytes Kafka 4.3.1's own ConsumerGroupMember{Metadata}Key/Value classes write for a member with
+// instance id "host-a", client "cli" at /127.0.0.1, subscribed to "orders", no classic metadata
+// (tagged field 0 written as null, as Kafka does).
+TEST(ConsumerGroupRecords, MemberMetadataWrittenByKafkaReplaysAndIsWrittenIdentically) {
+  const Bytes key = from_hex("00050002636700166a77744a7334787953367579485a4c4d6350795a3577");
+  const Bytes value =
+      from_hex("000007686f73742d610004636c690b2f3132372e302e302e3102076f726465727301000075300001000100");
+  GroupCoordinator g(ConsumerHarness::config_for_tests());
+  ASSERT_TRUE(g.replay(key, std::span<const std::uint8_t>(value)).has_value());
+  const ConsumerGroup* cg = g.consumer_groups().group(kGroup);
+  ASSERT_NE(cg, nullptr);
+  const ConsumerMember& m = cg->members().at("jwtJs4xyS6uyHZLMcPyZ5w");
+  EXPECT_EQ(m.instance_id, "host-a");
+  EXPECT_EQ(m.rebalance_timeout_ms, 30000);
+  EXPECT_EQ(m.subscribed_topic_names, std::vector<std::string>{"orders"});
+  const Record again = consumer_records::member_subscription(kGroup, m);
+  EXPECT_EQ(again.key, key);
+  EXPECT_EQ(again.value, value);
+}
+
 TEST(ConsumerGroupHeartbeat, ClassicGroupWithMembersIsNotAConsumerGroup) {
   ConsumerHarness h;
   GroupHarness classic_driver;  // only for its request shapes
