@@ -118,12 +118,6 @@ class ConsumerGroupCoordinator::Event {
 
 namespace {
 
-struct Failure {
-  GroupError error;
-};
-
-[[noreturn]] void fail(Error code, std::string message) { throw Failure{GroupError{code, std::move(message)}}; }
-
 SubscriptionType subscription_type(const ConsumerGroup& g) {
   std::map<std::string, std::size_t> counts;
   for (const auto& [id, m] : g.members()) {
@@ -214,39 +208,47 @@ GroupError ConsumerGroupCoordinator::validate(const p::ConsumerGroupHeartbeatReq
 
 namespace {
 
-void check_epoch(const ConsumerMember& m, std::int32_t received, const OwnedPartitions& owned) {
-  if (received == 0) return;  // 4.3.1: a rejoin at epoch 0 is not checked
+using Checked = Result<const ConsumerMember*, GroupError>;
+
+GroupError error(Error code, std::string message) { return GroupError{code, std::move(message)}; }
+
+// Kafka's throwIfConsumerGroupMemberEpochIsInvalid; kNone when the epoch is acceptable.
+GroupError check_epoch(const ConsumerMember& m, std::int32_t received, const OwnedPartitions& owned) {
+  if (received == 0) return {};  // 4.3.1: a rejoin at epoch 0 is not checked
   if (received > m.member_epoch) {
-    fail(Error::kFencedMemberEpoch,
-         fmt::format("The consumer group member has a greater member epoch ({}) than the one known by the group "
-                     "coordinator ({}). The member must abandon all its partitions and rejoin.",
-                     received, m.member_epoch));
+    return error(Error::kFencedMemberEpoch,
+                 fmt::format("The consumer group member has a greater member epoch ({}) than the one known by the "
+                             "group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                             received, m.member_epoch));
   }
   if (received < m.member_epoch && (received != m.previous_member_epoch || !owned_is_subset(owned, m.assigned))) {
-    fail(Error::kFencedMemberEpoch,
-         fmt::format("The consumer group member has a smaller member epoch ({}) than the one known by the group "
-                     "coordinator ({}). The member must abandon all its partitions and rejoin.",
-                     received, m.member_epoch));
+    return error(Error::kFencedMemberEpoch,
+                 fmt::format("The consumer group member has a smaller member epoch ({}) than the one known by the "
+                             "group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                             received, m.member_epoch));
   }
+  return {};
 }
 
-const ConsumerMember& existing_member(const ConsumerGroup& g, const std::string& member_id) {
+Checked existing_member(const ConsumerGroup& g, const std::string& member_id) {
   const ConsumerMember* m = g.member(member_id);
   if (m == nullptr) {
-    fail(Error::kUnknownMemberId, fmt::format("Member {} is not a member of group {}.", member_id, g.group_id()));
+    return unexpected(
+        error(Error::kUnknownMemberId, fmt::format("Member {} is not a member of group {}.", member_id, g.group_id())));
   }
-  return *m;
+  return m;
 }
 
-const ConsumerMember& static_member_checked(const ConsumerGroup& g, const std::string& instance_id,
-                                            const std::string& member_id) {
+Checked static_member_checked(const ConsumerGroup& g, const std::string& instance_id, const std::string& member_id) {
   const ConsumerMember* m = g.static_member(instance_id);
-  if (m == nullptr) fail(Error::kUnknownMemberId, fmt::format("Instance id {} is unknown.", instance_id));
+  if (m == nullptr)
+    return unexpected(error(Error::kUnknownMemberId, fmt::format("Instance id {} is unknown.", instance_id)));
   if (m->member_id != member_id) {
-    fail(Error::kFencedInstanceId, fmt::format("Static member {} with instance id {} was fenced by member {}.",
-                                               member_id, instance_id, m->member_id));
+    return unexpected(
+        error(Error::kFencedInstanceId, fmt::format("Static member {} with instance id {} was fenced by member {}.",
+                                                    member_id, instance_id, m->member_id)));
   }
-  return *m;
+  return m;
 }
 
 // Removes a member (Kafka's removeMember) and bumps the group epoch (consumerGroupFenceMember).
@@ -262,8 +264,9 @@ void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member
 }
 
 // Kafka's TargetAssignmentBuilder: runs the assignor over every member and writes the target of
-// each member whose target changed, then the new assignment epoch.
-void update_target(ConsumerGroupCoordinator::Event& ev, const std::string& assignor_name, const TopicImage& topics) {
+// each member whose target changed (or who had none), then the new assignment epoch.
+Status<GroupError> update_target(ConsumerGroupCoordinator::Event& ev, const std::string& assignor_name,
+                                 const TopicImage& topics) {
   ConsumerGroup& g = ev.group();
   const PartitionAssignor* assignor = find_assignor(assignor_name);
   WEIR_ASSERT(assignor != nullptr, "configured assignor {} unknown", assignor_name);
@@ -299,8 +302,9 @@ void update_target(ConsumerGroupCoordinator::Event& ev, const std::string& assig
   }
   auto result = assignor->assign(spec, describer);
   if (!result) {
-    fail(Error::kUnknownServerError, fmt::format("Failed to compute a new target assignment for epoch {}: {}",
-                                                 g.group_epoch(), to_string(result.error())));
+    return unexpected(
+        error(Error::kUnknownServerError, fmt::format("Failed to compute a new target assignment for epoch {}: {}",
+                                                      g.group_epoch(), to_string(result.error()))));
   }
   std::vector<Record> changed;
   for (const AssignmentMemberSpec& ms : spec.members) {
@@ -310,13 +314,13 @@ void update_target(ConsumerGroupCoordinator::Event& ev, const std::string& assig
         if (!parts.empty()) next[t].insert(parts.begin(), parts.end());
       }
     }
-    const bool known = g.target_assignment().contains(ms.member_id);
-    if (!known || g.target_of(ms.member_id) != next) {
+    if (!g.target_assignment().contains(ms.member_id) || g.target_of(ms.member_id) != next) {
       changed.push_back(consumer_records::target_member(g.group_id(), ms.member_id, next));
     }
   }
   for (Record& r : changed) ev.emit(std::move(r));
   ev.emit(consumer_records::target_metadata(g.group_id(), g.group_epoch(), ev.now_ms()));
+  return {};
 }
 
 p::ConsumerGroupHeartbeatResponse::Assignment response_assignment(const PartitionEpochs& assigned) {
@@ -329,196 +333,235 @@ p::ConsumerGroupHeartbeatResponse::Assignment response_assignment(const Partitio
   return a;
 }
 
+// A restarted static member takes over the old member's subscription, target and partitions
+// under its new member id (Kafka's replaceMember). Returns the replacement.
+ConsumerMember replace_static_member(ConsumerGroupCoordinator::Event& ev, const ConsumerMember& old,
+                                     const std::string& member_id) {
+  ConsumerGroup& g = ev.group();
+  ConsumerMember replacement = old;
+  replacement.member_id = member_id;
+  replacement.member_epoch = 0;
+  replacement.previous_member_epoch = 0;
+  const TopicPartitionSet old_target = g.target_of(old.member_id);
+  const std::string old_id = old.member_id;
+  ev.emit(consumer_records::current_assignment_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::target_member_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::member_subscription_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::member_subscription(g.group_id(), replacement));
+  ev.emit(consumer_records::target_member(g.group_id(), member_id, old_target));
+  ev.emit(consumer_records::current_assignment(g.group_id(), replacement));
+  return replacement;
+}
+
+// The member as it stands before a join or heartbeat (Kafka's getOrMaybeSubscribe*Member),
+// after the checks on its identity and epoch; a static rejoin replaces the old instance here.
+Result<ConsumerMember, GroupError> member_before(ConsumerGroupCoordinator::Event& ev,
+                                                 const p::ConsumerGroupHeartbeatRequest& req,
+                                                 const std::string& member_id) {
+  const ConsumerGroup& g = ev.group();
+  const bool joining = req.member_epoch == 0;
+  ConsumerMember fresh;
+  fresh.member_id = member_id;
+  if (!req.instance_id) {
+    const ConsumerMember* m = g.member(member_id);
+    if (m == nullptr && !joining) return unexpected(existing_member(g, member_id).error());
+    if (m == nullptr) return fresh;
+    if (GroupError e = check_epoch(*m, req.member_epoch, req.topic_partitions); e.code != Error::kNone) {
+      return unexpected(std::move(e));
+    }
+    return *m;
+  }
+  if (!joining) {
+    Checked m = static_member_checked(g, *req.instance_id, member_id);
+    if (!m) return unexpected(m.error());
+    if (GroupError e = check_epoch(**m, req.member_epoch, req.topic_partitions); e.code != Error::kNone) {
+      return unexpected(std::move(e));
+    }
+    return **m;
+  }
+  if (const ConsumerMember* old = g.static_member(*req.instance_id)) {
+    if (old->member_epoch != kLeaveGroupStaticMemberEpoch) {
+      return unexpected(error(Error::kUnreleasedInstanceId,
+                              fmt::format("Static member {} with instance id {} cannot join the group because the "
+                                          "instance id is owned by {} member.",
+                                          member_id, *req.instance_id, old->member_id)));
+    }
+    return replace_static_member(ev, *old, member_id);
+  }
+  if (const ConsumerMember* m = g.member(member_id)) return *m;
+  return fresh;
+}
+
+// The member with the request's subscription fields (Kafka's ConsumerGroupMember.Builder
+// maybeUpdate* calls).
+ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client) {
+  if (req.instance_id) m.instance_id = req.instance_id;
+  if (req.rack_id) m.rack_id = req.rack_id;
+  if (req.rebalance_timeout_ms != -1) m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  if (req.server_assignor) m.server_assignor = req.server_assignor;
+  if (req.subscribed_topic_names) {
+    std::vector<std::string> names = *req.subscribed_topic_names;
+    std::ranges::sort(names);
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    m.subscribed_topic_names = std::move(names);
+  }
+  m.client_id = client.client_id;
+  m.client_host = client.client_host;
+  return m;
+}
+
+// One reconciliation step of `member_id` towards the group's target; writes its record when
+// the member changed. Returns the member and whether a record was written.
+Result<std::pair<ConsumerMember, bool>, GroupError> reconcile_member(ConsumerGroupCoordinator::Event& ev,
+                                                                     const std::string& member_id, bool is_new,
+                                                                     const OwnedPartitions& owned,
+                                                                     std::optional<std::set<Uuid>> subscribed) {
+  const ConsumerGroup& g = ev.group();
+  const ConsumerMember before = g.members().at(member_id);
+  if (before.reconciled_to(g.assignment_epoch()) && !is_new) return std::pair{before, false};
+  ReconcileInput in;
+  in.target_epoch = g.assignment_epoch();
+  in.target = &g.target_of(member_id);
+  in.owned = &owned;
+  in.owned_by_other = [&g, &member_id](const Uuid& t, std::int32_t p) {
+    const std::string* owner = g.owner_of(t, p);
+    return owner != nullptr && *owner != member_id;
+  };
+  in.subscribed_topics = std::move(subscribed);
+  auto next = reconcile(before, in);
+  if (!next) {
+    return unexpected(error(Error::kFencedMemberEpoch,
+                            "The consumer group member is in a unknown state. The member must abandon all its "
+                            "partitions and rejoin."));
+  }
+  const bool write = is_new || !next->same_assignment_record(before);
+  if (write) ev.emit(consumer_records::current_assignment(g.group_id(), *next));
+  return std::pair{std::move(*next), write};
+}
+
 }  // namespace
 
 ConsumerGroupCoordinator::Heartbeat ConsumerGroupCoordinator::heartbeat(const p::ConsumerGroupHeartbeatRequest& req,
                                                                         const ClientInfo& client,
                                                                         const TopicImage& topics, std::int64_t now_ms) {
+  const bool leaving = req.member_epoch == kLeaveGroupMemberEpoch || req.member_epoch == kLeaveGroupStaticMemberEpoch;
+  auto result = leaving ? leave(req, topics, now_ms) : join_or_heartbeat(req, client, topics, now_ms);
+  if (result) return std::move(*result);
+  Heartbeat err;
+  err.response.error_code = code(result.error().code);
+  err.response.error_message = std::move(result.error().message);
+  return err;
+}
+
+Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::leave(
+    const p::ConsumerGroupHeartbeatRequest& req, const TopicImage& topics, std::int64_t now_ms) {
+  Event ev(*this, req.group_id, now_ms);
+  if (!ev.existed())
+    return unexpected(error(Error::kGroupIdNotFound, fmt::format("Group {} not found.", req.group_id)));
+  ConsumerGroup& g = ev.group();
   Heartbeat out;
-  try {
-    Event ev(*this, req.group_id, now_ms);
-    if (req.member_epoch == kLeaveGroupMemberEpoch || req.member_epoch == kLeaveGroupStaticMemberEpoch) {
-      if (!ev.existed()) fail(Error::kGroupIdNotFound, fmt::format("Group {} not found.", req.group_id));
-      ConsumerGroup& g = ev.group();
-      out.response.member_id = req.member_id;
-      out.response.member_epoch = req.member_epoch;
-      if (req.instance_id) {
-        const ConsumerMember& m = static_member_checked(g, *req.instance_id, req.member_id);
-        if (req.member_epoch == kLeaveGroupStaticMemberEpoch) {
-          // Gone for now: keeps its partitions for a replacement with the same instance id.
-          ConsumerMember leaving = m;
-          leaving.member_epoch = kLeaveGroupStaticMemberEpoch;
-          leaving.pending_revocation.clear();
-          ev.emit(consumer_records::current_assignment(g.group_id(), leaving));
-          timers_[g.group_id()][m.member_id].rebalance_deadline_ms = kNever;
-          out.records = ev.commit();
-          return out;
-        }
-      } else {
-        existing_member(g, req.member_id);
-      }
-      fence_member(ev, req.member_id, &topics);
-      timers_[req.group_id].erase(req.member_id);
-      out.records = ev.commit();
-      return out;
-    }
-
-    if (!ev.existed() && req.member_epoch != 0) {
-      fail(Error::kGroupIdNotFound, fmt::format("Consumer group {} not found.", req.group_id));
-    }
-    ConsumerGroup& g = ev.group();
-    std::string member_id = req.member_id;
-    if (g.members().size() >= static_cast<std::size_t>(config_.max_size) &&
-        (member_id.empty() || g.member(member_id) == nullptr)) {
-      fail(Error::kGroupMaxSizeReached,
-           fmt::format("The consumer group has reached its maximum capacity of {} members.", config_.max_size));
-    }
-    if (member_id.empty()) member_id = Uuid::random(rng_).to_string();
-    const bool joining = req.member_epoch == 0;
-    const OwnedPartitions& owned = req.topic_partitions;
-
-    // The member as it is before this heartbeat.
-    ConsumerMember member;
-    member.member_id = member_id;
-    if (!req.instance_id) {
-      if (const ConsumerMember* m = g.member(member_id)) {
-        member = *m;
-      } else if (!joining) {
-        existing_member(g, member_id);  // throws
-      }
-      if (!joining) check_epoch(member, req.member_epoch, owned);
-    } else if (joining) {
-      if (const ConsumerMember* old = g.static_member(*req.instance_id)) {
-        if (old->member_epoch != kLeaveGroupStaticMemberEpoch) {
-          fail(Error::kUnreleasedInstanceId,
-               fmt::format("Static member {} with instance id {} cannot join the group because the instance id is "
-                           "owned by {} member.",
-                           member_id, *req.instance_id, old->member_id));
-        }
-        // The restarted instance takes over the old member's subscription and assignment.
-        ConsumerMember replacement = *old;
-        replacement.member_id = member_id;
-        replacement.member_epoch = 0;
-        replacement.previous_member_epoch = 0;
-        const TopicPartitionSet old_target = g.target_of(old->member_id);
-        const std::string old_id = old->member_id;
-        ev.emit(consumer_records::current_assignment_tombstone(g.group_id(), old_id));
-        ev.emit(consumer_records::target_member_tombstone(g.group_id(), old_id));
-        ev.emit(consumer_records::member_subscription_tombstone(g.group_id(), old_id));
-        ev.emit(consumer_records::member_subscription(g.group_id(), replacement));
-        ev.emit(consumer_records::target_member(g.group_id(), member_id, old_target));
-        ev.emit(consumer_records::current_assignment(g.group_id(), replacement));
-        timers_[g.group_id()].erase(old_id);
-        member = replacement;
-      } else if (const ConsumerMember* m = g.member(member_id)) {
-        member = *m;
-      }
-    } else {
-      member = static_member_checked(g, *req.instance_id, member_id);
-      check_epoch(member, req.member_epoch, owned);
-    }
-    const bool is_new = g.member(member_id) == nullptr;
-
-    // 1. The member's subscription.
-    ConsumerMember updated = member;
-    if (req.instance_id) updated.instance_id = req.instance_id;
-    if (req.rack_id) updated.rack_id = req.rack_id;
-    if (req.rebalance_timeout_ms != -1) updated.rebalance_timeout_ms = req.rebalance_timeout_ms;
-    if (req.server_assignor) updated.server_assignor = req.server_assignor;
-    if (req.subscribed_topic_names) {
-      std::vector<std::string> names = *req.subscribed_topic_names;
-      std::ranges::sort(names);
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      updated.subscribed_topic_names = std::move(names);
-    }
-    updated.client_id = client.client_id;
-    updated.client_host = client.client_host;
-    bool subscription_changed = false;
-    if (is_new || !updated.same_subscription_record(member)) {
-      ev.emit(consumer_records::member_subscription(g.group_id(), updated));
-      subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names;
-    }
-    if (is_new) {
-      // A new member starts at epoch 0, previous epoch -1, owning nothing (Kafka's defaults);
-      // its first current-assignment record comes from reconciliation below.
-      updated.member_epoch = 0;
-      updated.previous_member_epoch = -1;
-    }
-
-    // 2. The group epoch: bumped by a new group, a subscription change or a topic change.
-    std::int32_t group_epoch = g.group_epoch();
-    const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
-    if (group_epoch == 0 || subscription_changed || hash != g.metadata_hash()) {
-      group_epoch += 1;
-      ev.emit(consumer_records::group_epoch(g.group_id(), group_epoch, hash));
-    }
-
-    // 3. The target assignment, at most once per assignment interval.
-    const std::int64_t last = g.assignment_timestamp_ms();
-    const bool may_compute =
-        last == 0 || config_.assignment_interval_ms == 0 || now_ms >= last + config_.assignment_interval_ms;
-    if (group_epoch > g.assignment_epoch() && may_compute) {
-      update_target(ev, preferred_assignor(g, config_.assignors), topics);
-    }
-
-    // 4. Reconciliation of this member.
-    const ConsumerMember* current = g.member(member_id);
-    ConsumerMember before = current ? *current : updated;
-    if (is_new) {
-      before.member_epoch = 0;
-      before.previous_member_epoch = -1;
-    }
-    ConsumerMember after = before;
-    if (!before.reconciled_to(g.assignment_epoch()) || is_new) {
-      ReconcileInput in;
-      in.target_epoch = g.assignment_epoch();
-      in.target = &g.target_of(member_id);
-      in.owned = &owned;
-      in.owned_by_other = [&g, &member_id](const Uuid& t, std::int32_t p) {
-        const std::string* owner = g.owner_of(t, p);
-        return owner != nullptr && *owner != member_id;
-      };
-      if (subscription_changed) in.subscribed_topics = topic_ids(updated.subscribed_topic_names, topics);
-      auto next = reconcile(before, in);
-      if (!next) {
-        fail(Error::kFencedMemberEpoch,
-             "The consumer group member is in a unknown state. The member must abandon all its partitions and "
-             "rejoin.");
-      }
-      after = std::move(*next);
-      if (is_new || !after.same_assignment_record(before)) {
-        ev.emit(consumer_records::current_assignment(g.group_id(), after));
-      }
-    }
-
-    MemberTimers& t = timers_[g.group_id()][member_id];
-    t.session_deadline_ms = now_ms + config_.session_timeout_ms;
-    if (after.state == MemberState::kUnrevokedPartitions) {
-      if (t.rebalance_epoch != after.member_epoch || t.rebalance_deadline_ms == kNever) {
-        t.rebalance_deadline_ms = now_ms + after.rebalance_timeout_ms;
-        t.rebalance_epoch = after.member_epoch;
-      }
-    } else {
-      t.rebalance_deadline_ms = kNever;
-      t.rebalance_epoch = -1;
-    }
-
-    out.response.member_id = member_id;
-    out.response.member_epoch = after.member_epoch;
-    out.response.heartbeat_interval_ms = config_.heartbeat_interval_ms;
-    const bool full_request = req.rebalance_timeout_ms != -1 &&
-                              (req.subscribed_topic_names || req.subscribed_topic_regex) && req.topic_partitions;
-    if (joining || full_request || partitions_of(after.assigned) != partitions_of(member.assigned)) {
-      out.response.assignment = response_assignment(after.assigned);
-    }
+  out.response.member_id = req.member_id;
+  out.response.member_epoch = req.member_epoch;
+  Checked m =
+      req.instance_id ? static_member_checked(g, *req.instance_id, req.member_id) : existing_member(g, req.member_id);
+  if (!m) return unexpected(m.error());
+  if (req.member_epoch == kLeaveGroupStaticMemberEpoch) {
+    // Gone for now: keeps its partitions for a replacement with the same instance id; its
+    // session timer keeps running.
+    ConsumerMember away = **m;
+    away.member_epoch = kLeaveGroupStaticMemberEpoch;
+    away.pending_revocation.clear();
+    ev.emit(consumer_records::current_assignment(g.group_id(), away));
     out.records = ev.commit();
+    timers_[req.group_id][req.member_id].rebalance_deadline_ms = kNever;
     return out;
-  } catch (const Failure& f) {
-    Heartbeat err;
-    err.response.error_code = code(f.error.code);
-    err.response.error_message = f.error.message;
-    return err;
   }
+  fence_member(ev, req.member_id, &topics);
+  out.records = ev.commit();
+  timers_[req.group_id].erase(req.member_id);
+  return out;
+}
+
+Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::join_or_heartbeat(
+    const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client, const TopicImage& topics,
+    std::int64_t now_ms) {
+  Event ev(*this, req.group_id, now_ms);
+  const bool joining = req.member_epoch == 0;
+  if (!ev.existed() && !joining) {
+    return unexpected(error(Error::kGroupIdNotFound, fmt::format("Consumer group {} not found.", req.group_id)));
+  }
+  ConsumerGroup& g = ev.group();
+  std::string member_id = req.member_id;
+  if (g.members().size() >= static_cast<std::size_t>(config_.max_size) &&
+      (member_id.empty() || g.member(member_id) == nullptr)) {
+    return unexpected(
+        error(Error::kGroupMaxSizeReached,
+              fmt::format("The consumer group has reached its maximum capacity of {} members.", config_.max_size)));
+  }
+  if (member_id.empty()) member_id = Uuid::random(rng_).to_string();
+  const std::optional<std::string> replaced =
+      req.instance_id && joining && g.static_member(*req.instance_id)
+          ? std::optional<std::string>(g.static_member(*req.instance_id)->member_id)
+          : std::nullopt;
+  auto member = member_before(ev, req, member_id);
+  if (!member) return unexpected(member.error());
+  const bool is_new = g.member(member_id) == nullptr;
+
+  // 1. The member's subscription.
+  const ConsumerMember updated = with_request(*member, req, client);
+  bool subscription_changed = false;
+  if (is_new || !updated.same_subscription_record(*member)) {
+    ev.emit(consumer_records::member_subscription(g.group_id(), updated));
+    subscription_changed = updated.subscribed_topic_names != member->subscribed_topic_names;
+  }
+
+  // 2. The group epoch: bumped by a new group, a subscription change or a topic change.
+  const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
+  if (g.group_epoch() == 0 || subscription_changed || hash != g.metadata_hash()) {
+    ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+  }
+
+  // 3. The target assignment, at most once per assignment interval.
+  const std::int64_t last = g.assignment_timestamp_ms();
+  const bool may_compute =
+      last == 0 || config_.assignment_interval_ms == 0 || now_ms >= last + config_.assignment_interval_ms;
+  if (g.group_epoch() > g.assignment_epoch() && may_compute) {
+    if (auto done = update_target(ev, preferred_assignor(g, config_.assignors), topics); !done) {
+      return unexpected(done.error());
+    }
+  }
+
+  // 4. Reconciliation of this member.
+  std::optional<std::set<Uuid>> subscribed;
+  if (subscription_changed) subscribed = topic_ids(updated.subscribed_topic_names, topics);
+  auto reconciled = reconcile_member(ev, member_id, is_new, req.topic_partitions, std::move(subscribed));
+  if (!reconciled) return unexpected(reconciled.error());
+  const auto& [after, wrote] = *reconciled;
+
+  Heartbeat out;
+  out.response.member_id = member_id;
+  out.response.member_epoch = after.member_epoch;
+  out.response.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+  const bool full_request = req.rebalance_timeout_ms != -1 &&
+                            (req.subscribed_topic_names || req.subscribed_topic_regex) && req.topic_partitions;
+  if (joining || full_request || partitions_of(after.assigned) != partitions_of(member->assigned)) {
+    out.response.assignment = response_assignment(after.assigned);
+  }
+  out.records = ev.commit();
+
+  // Timers, as Kafka schedules them: the session on every heartbeat; the rebalance timeout
+  // whenever a new assignment state is written (armed in UNREVOKED_PARTITIONS, else cancelled).
+  if (replaced) timers_[req.group_id].erase(*replaced);
+  MemberTimers& t = timers_[req.group_id][member_id];
+  t.session_deadline_ms = now_ms + config_.session_timeout_ms;
+  if (wrote && after.state == MemberState::kUnrevokedPartitions) {
+    t.rebalance_deadline_ms = now_ms + after.rebalance_timeout_ms;
+    t.rebalance_epoch = after.member_epoch;
+  } else if (wrote) {
+    t.rebalance_deadline_ms = kNever;
+    t.rebalance_epoch = -1;
+  }
+  return out;
 }
 
 p::ConsumerGroupDescribeResponse::DescribedGroup ConsumerGroupCoordinator::describe(const std::string& group_id,

@@ -128,6 +128,12 @@ class ConsumerGroupCoordinator {
   class Event;
 
  private:
+  Result<Heartbeat, GroupError> leave(const protocol::ConsumerGroupHeartbeatRequest& req, const TopicImage& topics,
+                                      std::int64_t now_ms);
+  Result<Heartbeat, GroupError> join_or_heartbeat(const protocol::ConsumerGroupHeartbeatRequest& req,
+                                                  const ClientInfo& client, const TopicImage& topics,
+                                                  std::int64_t now_ms);
+
   std::map<std::string, ConsumerGroup> groups_;
   std::map<std::string, std::map<std::string, MemberTimers>> timers_;
   ConsumerGroupConfig config_;
