@@ -765,11 +765,17 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
   std::vector<std::pair<std::string, std::pair<std::string, std::int32_t>>> expired;
   for (const auto& [group_id, partitions] : offsets_.offsets()) {
     const ClassicGroup* g = find_group(group_id);
+    const ConsumerGroup* cg = consumer_.group(group_id);
     // The timestamp each offset's retention counts from; nullopt: this group's offsets do not expire now.
     std::optional<std::int64_t> since_state;
     bool by_commit = false;
     bool skip_subscribed = false;
-    if (g == nullptr || !g->protocol_type()) {
+    std::set<std::string> consumer_topics;
+    if (cg != nullptr) {
+      // Kafka's ConsumerGroup: by commit time, except topics some member subscribes to.
+      by_commit = true;
+      consumer_topics = cg->subscribed_topic_names();
+    } else if (g == nullptr || !g->protocol_type()) {
       by_commit = true;
     } else if (g->is(GroupState::kEmpty)) {
       if (g->state_timestamp_ms() >= 0) {
@@ -790,6 +796,8 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
         due = false;  // as Kafka: an offset a transaction may still replace stays
       } else if (skip_subscribed && is_subscribed_to(*g, tp.first)) {
         due = false;
+      } else if (consumer_topics.contains(tp.first)) {
+        due = false;
       } else if (o.expire_timestamp_ms >= 0) {
         due = now_ms >= o.expire_timestamp_ms;
       } else {
@@ -806,6 +814,13 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
   }
   for (const auto& [group_id, tp] : expired) offsets_.remove(group_id, tp.first, tp.second, fx.records);
   for (const auto& id : emptied) {
+    if (const ConsumerGroup* cg = consumer_.group(id)) {
+      if (!cg->members().empty()) continue;
+      auto tombstones = consumer_.delete_records(*cg);
+      consumer_.apply(tombstones);
+      for (auto& t : tombstones) fx.records.push_back(std::move(t));
+      continue;
+    }
     ClassicGroup* g = find_group(id);
     if (g == nullptr || !g->is(GroupState::kEmpty)) continue;
     fx.records.push_back(Record{group_key(id), std::nullopt});

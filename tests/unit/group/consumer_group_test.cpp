@@ -420,5 +420,30 @@ TEST(ConsumerGroupDelete, AnEmptyConsumerGroupCanBeDeleted) {
   EXPECT_EQ(h.group(), nullptr);
 }
 
+TEST(ConsumerGroupOffsets, OffsetsOfSubscribedTopicsDoNotExpireAndAnEmptyGroupGoesWithItsLastOffset) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto commit = [&](const std::string& topic) {
+    p::OffsetCommitRequest req;
+    req.group_id = kGroup;
+    req.member_id = *a.member_id;
+    req.generation_id_or_member_epoch = 1;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    t.partitions.emplace_back().committed_offset = 5;
+    h.coordinator.offset_commit(req, 9, h.clock.now_ms());
+  };
+  commit("orders");
+  commit("payments");
+  h.clock.advance_ms(8LL * 24 * 60 * 60 * 1000);
+  h.coordinator.expire_offsets(h.clock.now_ms());
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "payments", 0).has_value());
+  h.beat(*a.member_id, -1, std::nullopt);
+  h.coordinator.expire_offsets(h.clock.now_ms());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_EQ(h.group(), nullptr);
+}
+
 }  // namespace
 }  // namespace weir::group::testing
