@@ -85,6 +85,10 @@ class Gen:
     def default_init(self, f):
         d = f.default
         optional = f.elem == 'records' or ever_nullable(f)
+        if f.elem_is_struct and not f.is_array and optional and f.is_tagged:
+            # Kafka's generated classes start a tagged struct field as an empty struct whatever
+            # the schema's default says; null is then written explicitly (see read_value).
+            return '{std::in_place}'
         if f.is_array or f.elem_is_struct:
             if d == 'null':
                 return ''
@@ -269,6 +273,13 @@ class Gen:
             lines.append('%s}' % p)
             return lines
         # struct
+        if optional and f.is_tagged:
+            # Inside a tagged field Kafka marks a nullable struct with a uvarint: 0 null, 1 present.
+            return ['%s{' % p,
+                    '%s  const std::uint32_t marker = %s.uvarint();' % (p, r),
+                    '%s  if (marker == 0) { %s.reset(); }' % (p, target),
+                    '%s  else { %s.emplace(); %s->decode(%s, version); }' % (p, target, target, r),
+                    '%s}' % p]
         if optional:
             return ['%s{' % p,
                     '%s  const std::int8_t marker = %s.i8();' % (p, r),
@@ -320,6 +331,9 @@ class Gen:
                         '%selse if (%s) %s.null_%s(flexible);' % (p, nullable_here, w, fn),
                         '%selse %s.%s(flexible, {});' % (p, w, fn)]
             return ['%s%s.%s(flexible, %s);' % (p, w, fn, src)]
+        if optional and f.is_tagged:
+            return ['%sif (%s) { %s.uvarint(1); %s->encode(%s, version); }' % (p, src, w, src, w),
+                    '%selse { %s.uvarint(0); }' % (p, w)]
         if optional:
             return ['%sif (%s) { %s.i8(1); %s->encode(%s, version); }' % (p, src, w, src, w),
                     '%selse { %s.i8(-1); }' % (p, w)]

@@ -18,6 +18,8 @@ def strip_comments(text):
 
 
 def fmt_default(value):
+    if value is None:
+        return 'null'
     if isinstance(value, bool):
         return 'true' if value else 'false'
     s = str(value)

@@ -200,6 +200,12 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   group_config_.max_session_timeout_ms = c.get_int("group.max.session.timeout.ms");
   group_config_.max_size = c.get_int("group.max.size");
   group_config_.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
+  group_config_.consumer.session_timeout_ms = c.get_int("group.consumer.session.timeout.ms");
+  group_config_.consumer.heartbeat_interval_ms = c.get_int("group.consumer.heartbeat.interval.ms");
+  group_config_.consumer.max_size = c.get_int("group.consumer.max.size");
+  group_config_.consumer.assignment_interval_ms = c.get_int("group.consumer.assignment.interval.ms");
+  // Names checked at start-up (server::check_group_assignors).
+  group_config_.consumer.assignors = c.get_list("group.consumer.assignors");
   cleaner_enabled_ = c.get_bool("log.cleaner.enable");
   cleaner_backoff_ms_ = std::max<std::int64_t>(1, c.get_long("log.cleaner.backoff.ms"));
   cleaner_io_bytes_per_second_ = c.get_double("log.cleaner.io.max.bytes.per.second");
@@ -1005,10 +1011,13 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     for (const auto& [name, level] : img.features()) c->finalized_features[name] = level;
   } else {
     // One node finalizes what it serves of the features clients look at: transaction protocol
-    // v2 (KIP-890), as a Kafka 4.3.1 node formatted with its defaults does.
+    // v2 (KIP-890) and the consumer group protocol (KIP-848), as a Kafka 4.3.1 node formatted
+    // with its defaults does.
     c->finalized_features[std::string(kTransactionVersionFeature)] = kMaxTransactionVersion;
+    c->finalized_features[std::string(kGroupVersionFeature)] = kMaxGroupVersion;
   }
   c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
+  auto image = std::make_shared<group::TopicImage>();
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;
@@ -1033,8 +1042,10 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     info.internal = name == kOffsetsTopic || name == "__transaction_state" || name == "__share_group_state";
     for (const auto& [k, v] : img.topic_configs(name)) info.configs[k] = v;
     c->names_by_id[id] = name;
+    if (info.partitions > 0) image->add_topic(name, id, info.partitions);
     c->topics.emplace(name, std::move(info));
   }
+  c->topic_image = std::move(image);
   for (const auto& [k, v] : img.configs(metadata::kConfigResourceBroker, std::to_string(node_.node_id))) {
     c->dynamic_broker_configs[k] = v;
   }

@@ -13,6 +13,10 @@
 
 #include "base/uuid.h"
 
+namespace weir::group {
+class TopicImage;
+}  // namespace weir::group
+
 namespace weir::broker {
 
 // A partition as the metadata describes it (leader, replicas, ISR; ELR per KIP-966).
@@ -87,6 +91,9 @@ struct Catalog {
   [[nodiscard]] std::int32_t leader_of(const std::string& topic, std::int32_t partition) const;
   std::unordered_map<std::string, TopicInfo> topics;
   std::unordered_map<Uuid, std::string> names_by_id;
+  // The same topics as the consumer group protocol's coordinators read them (name, id, partition
+  // count); built with the catalog, so a coordinator holding this catalog holds its image.
+  std::shared_ptr<const group::TopicImage> topic_image;
 
   [[nodiscard]] const TopicInfo* find(const std::string& name) const {
     auto it = topics.find(name);

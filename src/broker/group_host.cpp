@@ -59,8 +59,21 @@ GroupHost::~GroupHost() { *alive_ = false; }
 
 Partition* GroupHost::partition() const { return broker_.shards().table(shard_).find(kOffsetsTopic, partition_index_); }
 
+const group::TopicImage& GroupHost::topic_image() {
+  static const auto kNoTopics = std::make_shared<const group::TopicImage>();
+  std::shared_ptr<const group::TopicImage> current = broker_.catalog()->topic_image;
+  if (!current) current = kNoTopics;  // the catalog before the first metadata
+  if (current != topic_image_) {
+    topic_image_ = std::move(current);
+    coordinator_->set_topic_image(topic_image_.get());
+  }
+  return *topic_image_;
+}
+
 bool GroupHost::load() {
   coordinator_ = std::make_unique<group::GroupCoordinator>(config_);
+  topic_image_.reset();
+  topic_image();
   Partition* p = partition();
   if (p == nullptr) return false;
   const auto started = std::chrono::steady_clock::now();
@@ -261,6 +274,7 @@ void GroupHost::arm_expiry() {
 
 void GroupHost::on_timer() {
   armed_deadline_ms_.reset();
+  topic_image();  // consumer group timers recompute against the current topics
   apply(coordinator_->tick(now_ms()));
   rearm();
 }

@@ -65,6 +65,10 @@ class GroupHost {
   [[nodiscard]] std::int32_t partition_index() const { return partition_index_; }
   [[nodiscard]] group::GroupCoordinator& coordinator() { return *coordinator_; }
   [[nodiscard]] std::int64_t now_ms() const { return clock_.wall_ms(); }
+  // The topics of the broker's current catalog, as the consumer group protocol reads them. The
+  // coordinator keeps a pointer to the same image (set_topic_image) for its timers and offset
+  // commit checks; it is refreshed here, before every event and tick, when the catalog changed.
+  const group::TopicImage& topic_image();
 
   // Answers every held JoinGroup / SyncGroup with COORDINATOR_NOT_AVAILABLE (before the host
   // goes away, e.g. when __consumer_offsets is deleted).
@@ -110,6 +114,7 @@ class GroupHost {
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer expiry_timer_;  // offsets.retention.check.interval.ms
   std::optional<std::int64_t> armed_deadline_ms_;
+  std::shared_ptr<const group::TopicImage> topic_image_;  // what the coordinator points at
   // Shared with work that resumes after the host may be gone (deliveries waiting for a sync).
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -6,6 +6,8 @@
 //     they are durable (when acks=all writes are, flush.on.acks.all);
 //   - hold(): JoinGroup / SyncGroup, which the coordinator answers later (a GroupWaiter);
 //   - read(): a query that changes nothing (OffsetFetch, DescribeGroups, ListGroups);
+//   - update_with_topics() / read_with_topics(): the same for the consumer group protocol
+//     (ConsumerGroupHeartbeat, ConsumerGroupDescribe), which also reads the topic image;
 //   - complete_transaction(): a transaction marker reached a partition (pending offsets).
 // A partition without a coordinator (__consumer_offsets not created yet, or not hosted here)
 // is reported to the caller, who answers NOT_COORDINATOR in its API's shape.
@@ -41,6 +43,27 @@ class GroupService {
   template <class Response, class Op>
   boost::asio::awaitable<GroupUpdate<Response>> update(std::int32_t partition, Op op) {
     static_assert(std::is_trivially_destructible_v<Op>, "see run_on");
+    auto on_host = [&op](GroupHost& h) { return op(h.coordinator(), h.now_ms()); };
+    co_return co_await update_on_host<Response>(partition, on_host);
+  }
+
+  // update() for the consumer group protocol: op(coordinator, topics, now_ms), with the topic
+  // image the partition's coordinator holds (the broker's current catalog's).
+  template <class Response, class Op>
+  boost::asio::awaitable<GroupUpdate<Response>> update_with_topics(std::int32_t partition, Op op) {
+    static_assert(std::is_trivially_destructible_v<Op>, "see run_on");
+    auto on_host = [&op](GroupHost& h) {
+      const group::TopicImage& topics = h.topic_image();
+      return op(h.coordinator(), topics, h.now_ms());
+    };
+    co_return co_await update_on_host<Response>(partition, on_host);
+  }
+
+  // op(GroupHost&) -> group::Reply<Response>, on the partition's host: what update() and
+  // update_with_topics() run.
+  template <class Response, class Op>
+  boost::asio::awaitable<GroupUpdate<Response>> update_on_host(std::int32_t partition, Op op) {
+    static_assert(std::is_trivially_destructible_v<Op>, "see run_on");
     struct Out {
       GroupUpdate<Response> update;
       GroupHost::Applied applied;
@@ -51,7 +74,7 @@ class GroupService {
         o.update.error = code(ErrorCode::kNotCoordinator);
         return o;
       }
-      group::Reply<Response> reply = op(h->coordinator(), h->now_ms());
+      group::Reply<Response> reply = op(*h);
       o.update.response = std::move(reply.response);
       o.update.served = true;
       o.applied = h->apply(std::move(reply.effects));
@@ -106,6 +129,19 @@ class GroupService {
     co_return co_await broker_.with_group(partition, [&op](GroupHost* h) -> std::optional<R> {
       if (h == nullptr) return std::nullopt;
       return op(std::as_const(h->coordinator()));
+    });
+  }
+
+  // read() for the consumer group protocol: op(const coordinator&, topics) -> R.
+  template <class Op>
+  auto read_with_topics(std::int32_t partition, Op op) -> boost::asio::awaitable<
+      std::optional<std::invoke_result_t<Op&, const group::GroupCoordinator&, const group::TopicImage&>>> {
+    static_assert(std::is_trivially_destructible_v<Op>, "see run_on");
+    using R = std::invoke_result_t<Op&, const group::GroupCoordinator&, const group::TopicImage&>;
+    co_return co_await broker_.with_group(partition, [&op](GroupHost* h) -> std::optional<R> {
+      if (h == nullptr) return std::nullopt;
+      const group::TopicImage& topics = h->topic_image();
+      return op(std::as_const(h->coordinator()), topics);
     });
   }
 

@@ -43,9 +43,10 @@ namespace weir::broker {
 
 // The feature ranges a weir broker serves, as it registers them with the controller quorum and
 // reports them in ApiVersions: metadata.version 7 (3.7-IV0) to 30 (4.3-IV0), kraft.version 0-1,
-// transaction.version 0-2 (KIP-890 part 2), eligible.leader.replicas.version 0-1 (a broker of a
-// quorum only). Features not listed (group.version, share.version, streams.version) are served at
-// level 0 only: a quorum that finalized a higher level refuses the registration.
+// transaction.version 0-2 (KIP-890 part 2), group.version 0-1 (the consumer group protocol,
+// KIP-848), eligible.leader.replicas.version 0-1 (a broker of a quorum only). Features not listed
+// (share.version, streams.version) are served at level 0 only: a quorum that finalized a higher
+// level refuses the registration.
 struct SupportedFeature {
   const char* name;
   std::int16_t min_version;
@@ -54,17 +55,20 @@ struct SupportedFeature {
 };
 inline constexpr std::string_view kTransactionVersionFeature = "transaction.version";
 inline constexpr std::int16_t kMaxTransactionVersion = 2;
+inline constexpr std::string_view kGroupVersionFeature = "group.version";
+inline constexpr std::int16_t kMaxGroupVersion = 1;
 inline constexpr SupportedFeature kSupportedFeatures[] = {
     {"metadata.version", 7, 30, false},
     {"kraft.version", 0, 1, false},
     {"transaction.version", 0, kMaxTransactionVersion, false},
+    {"group.version", 0, kMaxGroupVersion, false},
     // KIP-966: the quorum's controllers keep the eligible leader replicas; a broker applies them
     // to its image, reports them (DescribeTopicPartitions) and registers with the broker epoch
     // of its last clean shutdown (PreviousBrokerEpoch), by which the controller tells a clean
     // restart from a crash.
     {"eligible.leader.replicas.version", 0, 1, true}};
-// A single weir node finalizes transaction.version 2, as a Kafka 4.3.1 node formatted with its
-// defaults does.
+// A single weir node finalizes transaction.version 2 and group.version 1, as a Kafka 4.3.1 node
+// formatted with its defaults does.
 
 // Committed metadata records, in log order. snapshot: the image is replaced by these records
 // (a KRaft snapshot) rather than extended.

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "config/load.h"
 #include "config/properties.h"
+#include "server/server.h"
 
 namespace weir::cli {
 
@@ -32,7 +34,8 @@ int check_rows(const ConfigCheckOptions& options) {
     std::vector<std::string> overrides = options.overrides;
     overrides.push_back(line.substr(0, tab) + "=" + line.substr(tab + 1));
     auto r = config::load_broker_config(options.config_file, overrides);
-    out += line + (r ? std::string("\tok\n") : "\terror\t" + r.error() + "\n");
+    std::optional<std::string> error = r ? server::check_group_assignors(r->typed()) : r.error();
+    out += line + (!error ? std::string("\tok\n") : "\terror\t" + *error + "\n");
   }
   std::fputs(out.c_str(), stdout);
   return 0;
@@ -43,8 +46,8 @@ int check_rows(const ConfigCheckOptions& options) {
 int config_check(const ConfigCheckOptions& options) {
   if (!options.rows_file.empty()) return check_rows(options);
   auto r = config::load_broker_config(options.config_file, options.overrides);
-  if (!r) {
-    fmt::print(stderr, "config error=\"{}\"\n", r.error());
+  if (std::optional<std::string> error = r ? server::check_group_assignors(r->typed()) : r.error()) {
+    fmt::print(stderr, "config error=\"{}\"\n", *error);
     return 1;
   }
   for (const auto& k : r->unknown_keys()) fmt::print(stderr, "config unknown key={} (ignored)\n", k);

@@ -316,6 +316,39 @@ Status<std::string> BrokerConfig::check_process_roles() {
   return {};
 }
 
+// GroupCoordinatorConfig's rules between the consumer group protocol's bounds (Utils.require:
+// the message alone).
+Status<std::string> check_consumer_group_bounds(const ConfigValues& values) {
+  struct Rule {
+    std::string_view key;
+    std::string_view relation;  // ">=", "<=", "<"
+    std::string_view other;
+  };
+  static constexpr Rule kRules[] = {
+      {"group.consumer.max.heartbeat.interval.ms", ">=", "group.consumer.min.heartbeat.interval.ms"},
+      {"group.consumer.heartbeat.interval.ms", ">=", "group.consumer.min.heartbeat.interval.ms"},
+      {"group.consumer.heartbeat.interval.ms", "<=", "group.consumer.max.heartbeat.interval.ms"},
+      {"group.consumer.max.session.timeout.ms", ">=", "group.consumer.min.session.timeout.ms"},
+      {"group.consumer.session.timeout.ms", ">=", "group.consumer.min.session.timeout.ms"},
+      {"group.consumer.session.timeout.ms", "<=", "group.consumer.max.session.timeout.ms"},
+      {"group.consumer.heartbeat.interval.ms", "<", "group.consumer.session.timeout.ms"},
+      {"group.consumer.max.assignment.interval.ms", ">=", "group.consumer.min.assignment.interval.ms"},
+      {"group.consumer.assignment.interval.ms", ">=", "group.consumer.min.assignment.interval.ms"},
+      {"group.consumer.assignment.interval.ms", "<=", "group.consumer.max.assignment.interval.ms"},
+  };
+  for (const Rule& r : kRules) {
+    const std::int32_t a = values.get_int(r.key);
+    const std::int32_t b = values.get_int(r.other);
+    const bool ok = r.relation == ">=" ? a >= b : r.relation == "<=" ? a <= b : a < b;
+    if (ok) continue;
+    const std::string_view words = r.relation == ">="   ? "greater than or equal to"
+                                   : r.relation == "<=" ? "less than or equal to"
+                                                        : "less than";
+    return unexpected(fmt::format("{} must be {} {}", r.key, words, r.other));
+  }
+  return {};
+}
+
 Status<std::string> BrokerConfig::finalize() {
   auto parsed = ConfigValues::parse(broker_config_defs(), raw_);
   if (!parsed) return unexpected(parsed.error());
@@ -342,6 +375,7 @@ Status<std::string> BrokerConfig::finalize() {
   }
   if (auto r = check_log_times(typed_); !r) return r;
   if (auto r = check_replica_timeouts(typed_); !r) return r;
+  if (auto r = check_consumer_group_bounds(typed_); !r) return r;
   if (auto r = check_listeners(); !r) return r;
   if (auto r = check_process_roles(); !r) return r;
 

@@ -61,7 +61,8 @@ struct GroupCoordinator::JoinContext {
   }
 };
 
-GroupCoordinator::GroupCoordinator(GroupConfig config) : config_(config), offsets_(config.offset_metadata_max_bytes) {
+GroupCoordinator::GroupCoordinator(GroupConfig config)
+    : config_(config), consumer_(config.consumer, config.member_id_seed), offsets_(config.offset_metadata_max_bytes) {
   if (config_.member_id_seed != 0) {
     rng_.seed(config_.member_id_seed);
   } else {
@@ -130,6 +131,11 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
   if (req.session_timeout_ms < config_.min_session_timeout_ms ||
       req.session_timeout_ms > config_.max_session_timeout_ms) {
     c.reply(fx, join_error(Error::kInvalidSessionTimeout, req.member_id));
+    return fx;
+  }
+  if (consumer_.group(req.group_id) != nullptr) {
+    // A consumer-protocol group: classic members may not join it (no protocol migration yet).
+    c.reply(fx, join_error(Error::kInconsistentGroupProtocol, req.member_id));
     return fx;
   }
   const bool unknown_member = req.member_id.empty();
@@ -596,6 +602,9 @@ Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCo
   Error group_error = Error::kNone;
   // As Kafka, the empty group id is a valid group here (backwards compatibility; also for
   // OffsetFetch, DescribeGroups and DeleteGroups), unlike for JoinGroup and the rest.
+  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
+    return consumer_offset_commit(*cg, req, version, now_ms);
+  }
   if (ClassicGroup* g = find_group(req.group_id)) {
     group_error = validate_commit(*g, req.member_id, req.group_instance_id, req.generation_id_or_member_epoch, false);
   } else if (req.generation_id_or_member_epoch < 0) {
@@ -608,10 +617,14 @@ Reply<p::OffsetCommitResponse> GroupCoordinator::offset_commit(const p::OffsetCo
 }
 
 Reply<p::TxnOffsetCommitResponse> GroupCoordinator::txn_offset_commit(const p::TxnOffsetCommitRequest& req,
-                                                                      std::int16_t /*version*/, std::int64_t now_ms) {
+                                                                      std::int16_t version, std::int64_t now_ms) {
   Reply<p::TxnOffsetCommitResponse> out;
   Error group_error = Error::kNone;
-  if (const ClassicGroup* g = find_group(req.group_id)) {
+  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
+    group_error =
+        consumer_.validate_commit(*cg, req.member_id, req.group_instance_id, req.generation_id, true, version, topics_)
+            .group_error.code;
+  } else if (const ClassicGroup* g = find_group(req.group_id)) {
     group_error = validate_commit(*g, req.member_id, req.group_instance_id, req.generation_id, true);
   } else if (req.generation_id < 0) {
     get_or_create(req.group_id);  // a "simple" group, as for OffsetCommit
@@ -752,11 +765,17 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
   std::vector<std::pair<std::string, std::pair<std::string, std::int32_t>>> expired;
   for (const auto& [group_id, partitions] : offsets_.offsets()) {
     const ClassicGroup* g = find_group(group_id);
+    const ConsumerGroup* cg = consumer_.group(group_id);
     // The timestamp each offset's retention counts from; nullopt: this group's offsets do not expire now.
     std::optional<std::int64_t> since_state;
     bool by_commit = false;
     bool skip_subscribed = false;
-    if (g == nullptr || !g->protocol_type()) {
+    std::set<std::string> consumer_topics;
+    if (cg != nullptr) {
+      // Kafka's ConsumerGroup: by commit time, except topics some member subscribes to.
+      by_commit = true;
+      consumer_topics = cg->subscribed_topic_names();
+    } else if (g == nullptr || !g->protocol_type()) {
       by_commit = true;
     } else if (g->is(GroupState::kEmpty)) {
       if (g->state_timestamp_ms() >= 0) {
@@ -777,6 +796,8 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
         due = false;  // as Kafka: an offset a transaction may still replace stays
       } else if (skip_subscribed && is_subscribed_to(*g, tp.first)) {
         due = false;
+      } else if (consumer_topics.contains(tp.first)) {
+        due = false;
       } else if (o.expire_timestamp_ms >= 0) {
         due = now_ms >= o.expire_timestamp_ms;
       } else {
@@ -793,6 +814,13 @@ Effects GroupCoordinator::expire_offsets(std::int64_t now_ms) {
   }
   for (const auto& [group_id, tp] : expired) offsets_.remove(group_id, tp.first, tp.second, fx.records);
   for (const auto& id : emptied) {
+    if (const ConsumerGroup* cg = consumer_.group(id)) {
+      if (!cg->members().empty()) continue;
+      auto tombstones = consumer_.delete_records(*cg);
+      consumer_.apply(tombstones);
+      for (auto& t : tombstones) fx.records.push_back(std::move(t));
+      continue;
+    }
     ClassicGroup* g = find_group(id);
     if (g == nullptr || !g->is(GroupState::kEmpty)) continue;
     fx.records.push_back(Record{group_key(id), std::nullopt});
@@ -810,6 +838,15 @@ p::DescribeGroupsResponse GroupCoordinator::describe_groups(const p::DescribeGro
     auto& d = resp.groups.emplace_back();
     d.group_id = id;
     const ClassicGroup* g = group(id);
+    if (g == nullptr && consumer_.group(id) != nullptr) {
+      // Kafka 4.3.1 describes a consumer-protocol group only through ConsumerGroupDescribe.
+      d.group_state = to_string(GroupState::kDead);
+      if (version >= 6) {
+        d.error_code = code(Error::kGroupIdNotFound);
+        d.error_message = fmt::format("Group {} is not a classic group.", id);
+      }
+      continue;
+    }
     if (g == nullptr) {
       d.group_state = to_string(GroupState::kDead);
       if (version >= 6) {
@@ -849,6 +886,16 @@ p::ListGroupsResponse GroupCoordinator::list_groups(const p::ListGroupsRequest& 
     lg.group_state = to_string(g->state());
     lg.group_type = "classic";  // Kafka's GroupType spelling
   }
+  for (const auto& [id, g] : consumer_.groups()) {
+    const std::string_view state = to_string(g.state());
+    if (!wanted(req.states_filter, state) || !wanted(req.types_filter, "consumer")) continue;
+    auto& lg = resp.groups.emplace_back();
+    lg.group_id = id;
+    lg.protocol_type = "consumer";
+    lg.group_state = std::string(state);
+    lg.group_type = "consumer";
+  }
+  std::ranges::sort(resp.groups, {}, [](const auto& lg) { return lg.group_id; });
   return resp;
 }
 
@@ -858,6 +905,18 @@ Reply<p::DeleteGroupsResponse> GroupCoordinator::delete_groups(const p::DeleteGr
   for (const std::string& id : req.groups_names) {
     auto& r = out.response.results.emplace_back();
     r.group_id = id;
+    if (const ConsumerGroup* cg = consumer_.group(id)) {
+      if (!cg->members().empty()) {
+        r.error_code = code(Error::kNonEmptyGroup);
+        continue;
+      }
+      offsets_.remove_group(id, out.effects.records);
+      auto tombstones = consumer_.delete_records(*cg);
+      consumer_.apply(tombstones);
+      for (auto& t : tombstones) out.effects.records.push_back(std::move(t));
+      groups_.erase(id);
+      continue;
+    }
     ClassicGroup* g = find_group(id);
     Error e = Error::kNone;
     if (g == nullptr || g->is(GroupState::kDead)) {  // "" is a group id here, as in Kafka
@@ -906,6 +965,7 @@ Effects GroupCoordinator::tick(std::int64_t now_ms) {
     if (g->sync_deadline_ms >= 0 && g->sync_deadline_ms <= now_ms) fire_sync_timer(*g, now_ms, fx);
     g->check_invariants();
   }
+  for (Record& r : consumer_.tick(topics_, now_ms)) fx.records.push_back(std::move(r));
   return fx;
 }
 
@@ -949,6 +1009,7 @@ std::optional<std::int64_t> GroupCoordinator::next_deadline_ms() const {
     if (g->join_deadline_ms >= 0) next = std::min(next, g->join_deadline_ms);
     if (g->sync_deadline_ms >= 0) next = std::min(next, g->sync_deadline_ms);
   }
+  if (auto consumer_next = consumer_.next_deadline_ms()) next = std::min(next, *consumer_next);
   if (next == kDisarmed) return std::nullopt;
   return next;
 }
@@ -1009,6 +1070,7 @@ Status<ReplayError> GroupCoordinator::replay(std::span<const std::uint8_t> key,
     return {};
   }
   if (key_version == kGroupMetadataKeyVersion) return replay_group(kr, value);
+  if (is_consumer_record_type(key_version)) return consumer_.replay(key_version, kr, value);
   return unexpected(ReplayError::kUnknownKeyVersion);
 }
 
@@ -1052,11 +1114,106 @@ Status<ReplayError> GroupCoordinator::replay_group(p::Reader& kr, std::optional<
 }
 
 void GroupCoordinator::finish_replay(std::int64_t now_ms) {
+  consumer_.finish_replay(now_ms);
   for (auto& [id, g] : groups_) {
     for (const auto& [member_id, m] : g->members()) {
       g->find(member_id)->heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
     }
   }
+}
+
+}  // namespace weir::group
+
+namespace weir::group {
+
+// ---- Consumer protocol (KIP-848) -------------------------------------------------------------
+
+Reply<p::ConsumerGroupHeartbeatResponse> GroupCoordinator::consumer_group_heartbeat(
+    const p::ConsumerGroupHeartbeatRequest& req, std::int16_t version, const ClientInfo& client,
+    const TopicImage& topics, std::int64_t now_ms) {
+  Reply<p::ConsumerGroupHeartbeatResponse> out;
+  auto error = [&](GroupError e) {
+    out.response.error_code = code(e.code);
+    out.response.error_message = std::move(e.message);
+    return out;
+  };
+  if (GroupError e = consumer_.validate(req, version); e.code != Error::kNone) return error(std::move(e));
+  if (ClassicGroup* g = find_group(req.group_id)) {
+    // An empty classic group (or one holding only offsets) is replaced by the consumer group on
+    // the first join, as Kafka does; one with members would need the protocol migration.
+    if (req.member_epoch != 0 || !g->is(GroupState::kEmpty)) {
+      return error({Error::kGroupIdNotFound, fmt::format("Group {} is not a consumer group.", req.group_id)});
+    }
+    auto hb = consumer_.heartbeat(req, client, topics, now_ms);
+    if (hb.response.error_code == 0) {
+      out.effects.records.push_back(Record{group_key(req.group_id), std::nullopt});
+      groups_.erase(req.group_id);
+    }
+    out.response = std::move(hb.response);
+    for (auto& r : hb.records) out.effects.records.push_back(std::move(r));
+    return out;
+  }
+  auto hb = consumer_.heartbeat(req, client, topics, now_ms);
+  out.response = std::move(hb.response);
+  out.effects.records = std::move(hb.records);
+  return out;
+}
+
+p::ConsumerGroupDescribeResponse GroupCoordinator::consumer_group_describe(const p::ConsumerGroupDescribeRequest& req,
+                                                                           std::int16_t /*version*/,
+                                                                           const TopicImage& topics) const {
+  p::ConsumerGroupDescribeResponse resp;
+  for (const std::string& id : req.group_ids) {
+    if (consumer_.group(id) == nullptr && group(id) != nullptr) {
+      auto& d = resp.groups.emplace_back();
+      d.group_id = id;
+      d.error_code = code(Error::kGroupIdNotFound);
+      d.error_message = fmt::format("Group {} is not a consumer group.", id);
+      continue;
+    }
+    resp.groups.push_back(consumer_.describe(id, topics));
+  }
+  return resp;
+}
+
+Reply<p::OffsetCommitResponse> GroupCoordinator::consumer_offset_commit(const ConsumerGroup& g,
+                                                                        const p::OffsetCommitRequest& req,
+                                                                        std::int16_t version, std::int64_t now_ms) {
+  Reply<p::OffsetCommitResponse> out;
+  CommitCheck check = consumer_.validate_commit(g, req.member_id, req.group_instance_id,
+                                                req.generation_id_or_member_epoch, false, version, topics_);
+  if (check.group_error.code != Error::kNone || !check.per_partition) {
+    out.response = offsets_.commit(req, version, now_ms, check.group_error.code, out.effects.records);
+    return out;
+  }
+  // Older epoch: commit the partitions the member held at that epoch, refuse the others.
+  p::OffsetCommitRequest allowed = req;
+  std::map<std::pair<std::string, std::int32_t>, Error> refused;
+  for (auto& topic : allowed.topics) {
+    std::erase_if(topic.partitions, [&](const auto& part) {
+      GroupError e = check.per_partition(topic.name, part.partition_index);
+      if (e.code == Error::kNone) return false;
+      refused[{topic.name, part.partition_index}] = e.code;
+      return true;
+    });
+  }
+  p::OffsetCommitResponse done = offsets_.commit(allowed, version, now_ms, Error::kNone, out.effects.records);
+  std::map<std::pair<std::string, std::int32_t>, std::int16_t> results;
+  for (const auto& t : done.topics) {
+    for (const auto& part : t.partitions) results[{t.name, part.partition_index}] = part.error_code;
+  }
+  for (const auto& topic : req.topics) {
+    auto& rt = out.response.topics.emplace_back();
+    rt.name = topic.name;
+    rt.topic_id = topic.topic_id;
+    for (const auto& part : topic.partitions) {
+      auto& rp = rt.partitions.emplace_back();
+      rp.partition_index = part.partition_index;
+      auto r = refused.find({topic.name, part.partition_index});
+      rp.error_code = r != refused.end() ? code(r->second) : results[{topic.name, part.partition_index}];
+    }
+  }
+  return out;
 }
 
 }  // namespace weir::group

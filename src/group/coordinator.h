@@ -52,6 +52,7 @@
 
 #include "base/result.h"
 #include "group/classic_group.h"
+#include "group/consumer_coordinator.h"
 #include "group/offset_manager.h"
 #include "protocol/gen/delete_groups_request.h"
 #include "protocol/gen/delete_groups_response.h"
@@ -90,6 +91,7 @@ struct GroupConfig {
   // offsets.retention.check.interval.ms: how often the host calls expire_offsets().
   std::int64_t offsets_retention_check_interval_ms = 600000;
   std::uint64_t member_id_seed = 0;  // seeds the member-id generator (0: random_device)
+  ConsumerGroupConfig consumer;      // the consumer protocol's (KIP-848) group.consumer.* configs
 };
 
 struct JoinReply {
@@ -166,6 +168,19 @@ class GroupCoordinator {
   // timestamp (OffsetCommit v1-4 retention) wins. An Empty group left without offsets is removed.
   Effects expire_offsets(std::int64_t now_ms);
 
+  // ConsumerGroupHeartbeat (KIP-848): validated as Kafka does, then handled by the consumer
+  // protocol's coordinator (consumer_coordinator.h). `topics` resolves subscriptions by name.
+  Reply<protocol::ConsumerGroupHeartbeatResponse> consumer_group_heartbeat(
+      const protocol::ConsumerGroupHeartbeatRequest& req, std::int16_t version, const ClientInfo& client,
+      const TopicImage& topics, std::int64_t now_ms);
+  // ConsumerGroupDescribe: a classic group answers GROUP_ID_NOT_FOUND, as Kafka does.
+  [[nodiscard]] protocol::ConsumerGroupDescribeResponse consumer_group_describe(
+      const protocol::ConsumerGroupDescribeRequest& req, std::int16_t version, const TopicImage& topics) const;
+  [[nodiscard]] const ConsumerGroupCoordinator& consumer_groups() const { return consumer_; }
+  // Where the host has a topic image, it passes it here so that an OffsetCommit from a consumer
+  // group member at an older epoch can be checked per partition (KIP-1251).
+  void set_topic_image(const TopicImage* topics) { topics_ = topics; }
+
   // Fires every timer due at `now_ms`: session expiry, pending member expiry, join phase
   // completion (rebalance timeout, initial rebalance delay), sync timeout.
   Effects tick(std::int64_t now_ms);
@@ -224,6 +239,10 @@ class GroupCoordinator {
                                       const std::optional<std::string>& instance_id, std::int32_t generation,
                                       bool transactional) const;
 
+  Reply<protocol::OffsetCommitResponse> consumer_offset_commit(const ConsumerGroup& g,
+                                                               const protocol::OffsetCommitRequest& req,
+                                                               std::int16_t version, std::int64_t now_ms);
+
   // The `__consumer_offsets` key of a group's metadata record (and of its tombstone).
   [[nodiscard]] static Bytes group_key(const std::string& group_id);
   [[nodiscard]] Record group_metadata_record(const ClassicGroup& g, std::int64_t now_ms) const;
@@ -231,6 +250,8 @@ class GroupCoordinator {
 
   GroupConfig config_;
   std::mt19937_64 rng_;
+  ConsumerGroupCoordinator consumer_;
+  const TopicImage* topics_ = nullptr;
   std::map<std::string, std::unique_ptr<ClassicGroup>> groups_;
   OffsetManager offsets_;
 };

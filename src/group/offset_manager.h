@@ -41,6 +41,7 @@ using Bytes = protocol::Bytes;
 
 // Kafka error codes this module answers with (the numbers are the protocol's).
 enum class Error : std::int16_t {
+  kUnknownServerError = -1,
   kNone = 0,
   kOffsetMetadataTooLarge = 12,
   kCoordinatorNotAvailable = 15,
@@ -57,6 +58,12 @@ enum class Error : std::int16_t {
   kFencedInstanceId = 82,
   kUnstableOffsetCommit = 88,
   kGroupSubscribedToTopic = 86,
+  kUnsupportedVersion = 35,
+  kInvalidRequest = 42,
+  kFencedMemberEpoch = 110,
+  kUnreleasedInstanceId = 111,
+  kUnsupportedAssignor = 112,
+  kStaleMemberEpoch = 113,
 };
 [[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
 

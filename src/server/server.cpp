@@ -15,6 +15,7 @@
 #include "broker/broker.h"
 #include "broker/metrics_report.h"
 #include "config/load.h"
+#include "group/assignor.h"
 #include "metrics/http_endpoint.h"
 #include "net/connection_quotas.h"
 #include "net/fd_limit.h"
@@ -57,8 +58,19 @@ Environment Environment::system() { return Environment{SystemClock::instance(), 
 std::expected<broker::Config, std::string> load_config(const ServeOptions& options) {
   auto config = config::load_broker_config(options.config_file, options.overrides);
   if (!config) return std::unexpected(config.error());
+  if (auto error = check_group_assignors(config->typed())) return std::unexpected(std::move(*error));
   config->dev_mode = options.dev;
   return std::move(*config);
+}
+
+std::optional<std::string> check_group_assignors(const config::ConfigValues& values) {
+  for (const std::string& name : values.get_list("group.consumer.assignors")) {
+    if (group::find_assignor(name) == nullptr) {
+      return fmt::format("Invalid value {} for configuration group.consumer.assignors: Class {} cannot be found", name,
+                         name);
+    }
+  }
+  return std::nullopt;
 }
 
 Server::Server(broker::Config config, Environment env) : config_(std::move(config)), env_(env) {}

@@ -52,6 +52,11 @@ struct Environment {
 // --dev, validated as Kafka's KafkaConfig does (config/load.h). The error names the key or file.
 [[nodiscard]] std::expected<broker::Config, std::string> load_config(const ServeOptions& options);
 
+// The start-up check the config module cannot make alone: every name in group.consumer.assignors
+// must be a server-side assignor weir has (group/assignor.h); weir cannot load assignor classes,
+// so any other name is refused as Kafka refuses a class it cannot find. The error names the key.
+[[nodiscard]] std::optional<std::string> check_group_assignors(const config::ConfigValues& values);
+
 // One running broker: data dir lock, broker, listeners, metrics endpoint.
 class Server {
  public:

@@ -40,8 +40,9 @@ boost::asio::awaitable<HandlerResult<ApiVersionsHandler::Response>> ApiVersionsH
   }
   if (ctx.version() >= 3) {
     // The ranges this broker serves (and registers with a controller quorum); finalized: on one
-    // node transaction.version 2 (Java producers then use transaction protocol v2), under a
-    // quorum the quorum's levels.
+    // node transaction.version 2 (Java producers then use transaction protocol v2) and
+    // group.version 1 (clients may use the consumer group protocol), under a quorum the
+    // quorum's levels.
     auto catalog = ctx.broker.catalog();
     resp.finalized_features_epoch = catalog->features_epoch;
     if (catalog->features_epoch >= 0) {

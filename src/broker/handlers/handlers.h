@@ -15,6 +15,10 @@
 #include "protocol/gen/fetch_request.h"
 #include "protocol/gen/fetch_response.h"
 #include "protocol/gen/list_offsets_request.h"
+#include "protocol/gen/consumer_group_describe_request.h"
+#include "protocol/gen/consumer_group_describe_response.h"
+#include "protocol/gen/consumer_group_heartbeat_request.h"
+#include "protocol/gen/consumer_group_heartbeat_response.h"
 #include "protocol/gen/list_offsets_response.h"
 #include "protocol/gen/init_producer_id_request.h"
 #include "protocol/gen/init_producer_id_response.h"
@@ -138,6 +142,8 @@ WEIR_HANDLER(LeaveGroup, 0, 5);
 WEIR_HANDLER(DescribeGroups, 0, 6);
 WEIR_HANDLER(ListGroups, 0, 5);
 WEIR_HANDLER(DeleteGroups, 0, 2);
+WEIR_HANDLER(ConsumerGroupHeartbeat, 0, 1);
+WEIR_HANDLER(ConsumerGroupDescribe, 0, 1);
 WEIR_HANDLER(OffsetCommit, 2, 10);
 WEIR_HANDLER(OffsetFetch, 1, 10);
 WEIR_HANDLER(OffsetDelete, 0, 0);

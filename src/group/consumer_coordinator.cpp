@@ -1,0 +1,735 @@
+#include "group/consumer_coordinator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/assert.h"
+#include "group/assignor.h"
+#include "group/current_assignment.h"
+
+namespace weir::group {
+
+namespace p = weir::protocol;
+
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+// Kafka's Utils.throwIfEmptyString: a present string that is blank after trimming.
+bool blank(const std::optional<std::string>& s) {
+  return s && std::ranges::all_of(*s, [](char c) { return static_cast<unsigned char>(c) <= ' '; });
+}
+
+// weir's fingerprint of the subscribed topics' metadata (FNV-1a over name, id, partition count).
+std::int64_t metadata_hash(const std::set<std::string>& names, const TopicImage& topics) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  bool any = false;
+  auto mix = [&](const void* data, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  };
+  for (const std::string& name : names) {
+    const TopicImage::Topic* t = topics.by_name(name);
+    if (t == nullptr) continue;
+    any = true;
+    mix(name.data(), name.size());
+    const std::string id = t->id.to_string();
+    mix(id.data(), id.size());
+    mix(&t->partition_count, sizeof t->partition_count);
+  }
+  return any ? static_cast<std::int64_t>(h) : 0;
+}
+
+std::set<Uuid> topic_ids(const std::vector<std::string>& names, const TopicImage& topics) {
+  std::set<Uuid> out;
+  for (const std::string& name : names) {
+    if (const TopicImage::Topic* t = topics.by_name(name)) out.insert(t->id);
+  }
+  return out;
+}
+
+}  // namespace
+
+// One event on one group: a working copy of the group that records are applied to as they are
+// emitted; commit() installs it.
+class ConsumerGroupCoordinator::Event {
+ public:
+  Event(ConsumerGroupCoordinator& owner, const std::string& group_id, std::int64_t now_ms)
+      : owner_(owner), now_ms_(now_ms) {
+    auto it = owner.groups_.find(group_id);
+    if (it != owner.groups_.end()) {
+      group_ = it->second;
+      existed_ = true;
+    } else {
+      group_.emplace(group_id);
+    }
+  }
+
+  ConsumerGroup& group() { return *group_; }
+  bool existed() const { return existed_; }
+  std::vector<Record>& records() { return records_; }
+
+  void emit(Record r) {
+    p::Reader kr(r.key);
+    const std::int16_t type = kr.i16();
+    std::map<std::string, ConsumerGroup> one;
+    one.emplace(group_->group_id(), std::move(*group_));
+    std::optional<std::span<const std::uint8_t>> value;
+    if (r.value) value = std::span<const std::uint8_t>(*r.value);
+    auto ok = replay_consumer_record(one, type, kr, value);
+    WEIR_ASSERT(ok.has_value(), "a record the coordinator wrote does not replay");
+    auto it = one.begin();
+    if (it == one.end()) {
+      group_.reset();  // deleted
+    } else {
+      group_.emplace(std::move(it->second));
+    }
+    records_.push_back(std::move(r));
+  }
+
+  // Installs the group (or its deletion) and hands back the records.
+  std::vector<Record> commit() {
+    if (group_) {
+      const std::string id = group_->group_id();
+      owner_.groups_.insert_or_assign(id, std::move(*group_));
+    }
+    return std::move(records_);
+  }
+
+  std::int64_t now_ms() const { return now_ms_; }
+
+ private:
+  ConsumerGroupCoordinator& owner_;
+  std::int64_t now_ms_;
+  std::optional<ConsumerGroup> group_;
+  bool existed_ = false;
+  std::vector<Record> records_;
+};
+
+namespace {
+
+SubscriptionType subscription_type(const ConsumerGroup& g) {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& [id, m] : g.members()) {
+    for (const auto& name : m.subscribed_topic_names) ++counts[name];
+  }
+  for (const auto& [name, n] : counts) {
+    if (n != g.members().size()) return SubscriptionType::kHeterogeneous;
+  }
+  return SubscriptionType::kHomogeneous;
+}
+
+// Kafka's computePreferredServerAssignor: the assignor most members name, else the default.
+std::string preferred_assignor(const ConsumerGroup& g, const std::vector<std::string>& configured) {
+  std::map<std::string, int> counts;
+  for (const auto& [id, m] : g.members()) {
+    if (m.server_assignor) ++counts[*m.server_assignor];
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, n] : counts) names.push_back(name);
+  std::string best;
+  int best_count = 0;
+  for (const std::string& name : java_hash_order(names)) {
+    if (counts[name] > best_count) {
+      best = name;
+      best_count = counts[name];
+    }
+  }
+  if (best_count > 0) return best;
+  return configured.empty() ? std::string(UniformAssignor::kName) : configured.front();
+}
+
+void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics);
+
+}  // namespace
+
+ConsumerGroupCoordinator::ConsumerGroupCoordinator(ConsumerGroupConfig config, std::uint64_t seed)
+    : config_(std::move(config)) {
+  if (seed != 0) {
+    rng_.seed(seed);
+  } else {
+    std::random_device rd;
+    rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+  }
+}
+
+const ConsumerGroup* ConsumerGroupCoordinator::group(const std::string& group_id) const {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+const ConsumerGroupCoordinator::MemberTimers* ConsumerGroupCoordinator::timers(const std::string& group_id,
+                                                                               const std::string& member_id) const {
+  auto g = timers_.find(group_id);
+  if (g == timers_.end()) return nullptr;
+  auto m = g->second.find(member_id);
+  return m == g->second.end() ? nullptr : &m->second;
+}
+
+GroupError ConsumerGroupCoordinator::validate(const p::ConsumerGroupHeartbeatRequest& req, std::int16_t version) const {
+  auto invalid = [](std::string m) { return GroupError{Error::kInvalidRequest, std::move(m)}; };
+  if ((version >= 1 || req.member_epoch > 0 || req.member_epoch == kLeaveGroupMemberEpoch) && blank(req.member_id)) {
+    return invalid("MemberId can't be empty.");
+  }
+  if (blank(req.group_id)) return invalid("GroupId can't be empty.");
+  if (blank(req.instance_id)) return invalid("InstanceId can't be empty.");
+  if (blank(req.rack_id)) return invalid("RackId can't be empty.");
+  if (req.member_epoch == 0) {
+    if (req.rebalance_timeout_ms == -1) return invalid("RebalanceTimeoutMs must be provided in first request.");
+    if (!req.topic_partitions || !req.topic_partitions->empty()) {
+      return invalid("TopicPartitions must be empty when (re-)joining.");
+    }
+    if (!req.subscribed_topic_names && !req.subscribed_topic_regex) {
+      return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.");
+    }
+  } else if (req.member_epoch == kLeaveGroupStaticMemberEpoch) {
+    if (!req.instance_id) return invalid("InstanceId can't be null.");
+  } else if (req.member_epoch < kLeaveGroupStaticMemberEpoch) {
+    return invalid("MemberEpoch is invalid.");
+  }
+  if (req.server_assignor && std::ranges::find(config_.assignors, *req.server_assignor) == config_.assignors.end()) {
+    return GroupError{Error::kUnsupportedAssignor,
+                      fmt::format("ServerAssignor {} is not supported. Supported assignors: {}.", *req.server_assignor,
+                                  join(config_.assignors, ", "))};
+  }
+  if (req.subscribed_topic_regex) return invalid("SubscribedTopicRegex is not supported yet.");
+  return {};
+}
+
+namespace {
+
+using Checked = Result<const ConsumerMember*, GroupError>;
+
+GroupError error(Error code, std::string message) { return GroupError{code, std::move(message)}; }
+
+// Kafka's throwIfConsumerGroupMemberEpochIsInvalid; kNone when the epoch is acceptable.
+GroupError check_epoch(const ConsumerMember& m, std::int32_t received, const OwnedPartitions& owned) {
+  if (received == 0) return {};  // 4.3.1: a rejoin at epoch 0 is not checked
+  if (received > m.member_epoch) {
+    return error(Error::kFencedMemberEpoch,
+                 fmt::format("The consumer group member has a greater member epoch ({}) than the one known by the "
+                             "group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                             received, m.member_epoch));
+  }
+  if (received < m.member_epoch && (received != m.previous_member_epoch || !owned_is_subset(owned, m.assigned))) {
+    return error(Error::kFencedMemberEpoch,
+                 fmt::format("The consumer group member has a smaller member epoch ({}) than the one known by the "
+                             "group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                             received, m.member_epoch));
+  }
+  return {};
+}
+
+Checked existing_member(const ConsumerGroup& g, const std::string& member_id) {
+  const ConsumerMember* m = g.member(member_id);
+  if (m == nullptr) {
+    return unexpected(
+        error(Error::kUnknownMemberId, fmt::format("Member {} is not a member of group {}.", member_id, g.group_id())));
+  }
+  return m;
+}
+
+Checked static_member_checked(const ConsumerGroup& g, const std::string& instance_id, const std::string& member_id) {
+  const ConsumerMember* m = g.static_member(instance_id);
+  if (m == nullptr)
+    return unexpected(error(Error::kUnknownMemberId, fmt::format("Instance id {} is unknown.", instance_id)));
+  if (m->member_id != member_id) {
+    return unexpected(
+        error(Error::kFencedInstanceId, fmt::format("Static member {} with instance id {} was fenced by member {}.",
+                                                    member_id, instance_id, m->member_id)));
+  }
+  return m;
+}
+
+// Removes a member (Kafka's removeMember) and bumps the group epoch (consumerGroupFenceMember).
+// Without a topic image (a timer fired with none) the group keeps its metadata hash.
+void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics) {
+  const std::string& gid = ev.group().group_id();
+  ev.emit(consumer_records::current_assignment_tombstone(gid, member_id));
+  ev.emit(consumer_records::target_member_tombstone(gid, member_id));
+  ev.emit(consumer_records::member_subscription_tombstone(gid, member_id));
+  const std::int64_t hash =
+      topics ? metadata_hash(ev.group().subscribed_topic_names(), *topics) : ev.group().metadata_hash();
+  ev.emit(consumer_records::group_epoch(gid, ev.group().group_epoch() + 1, hash));
+}
+
+// Kafka's TargetAssignmentBuilder: runs the assignor over every member and writes the target of
+// each member whose target changed (or who had none), then the new assignment epoch.
+Status<GroupError> update_target(ConsumerGroupCoordinator::Event& ev, const std::string& assignor_name,
+                                 const TopicImage& topics) {
+  ConsumerGroup& g = ev.group();
+  const PartitionAssignor* assignor = find_assignor(assignor_name);
+  WEIR_ASSERT(assignor != nullptr, "configured assignor {} unknown", assignor_name);
+
+  AssignmentGroupSpec spec;
+  spec.subscription_type = subscription_type(g);
+  TopicTableDescriber describer;
+  std::set<Uuid> described;
+  std::vector<std::string> ids;
+  for (const auto& [id, m] : g.members()) ids.push_back(id);
+  for (const std::string& id : java_hash_order(ids)) {
+    const ConsumerMember& m = g.members().at(id);
+    AssignmentMemberSpec ms;
+    ms.member_id = id;
+    ms.instance_id = m.instance_id;
+    ms.rack_id = m.rack_id;
+    std::vector<Uuid> subscribed;
+    for (const Uuid& t : topic_ids(m.subscribed_topic_names, topics)) {
+      subscribed.push_back(t);
+      if (described.insert(t).second) describer.add_topic(t, topics.by_id(t)->partition_count);
+    }
+    ms.subscribed_topic_ids = java_hash_order(std::move(subscribed));
+    const TopicPartitionSet& current = g.target_of(id);
+    std::vector<Uuid> current_topics;
+    for (const auto& [t, parts] : current) current_topics.push_back(t);
+    for (const Uuid& t : java_hash_order(std::move(current_topics))) {
+      TopicPartitions tp;
+      tp.topic_id = t;
+      tp.partitions = java_hash_order(std::vector<std::int32_t>(current.at(t).begin(), current.at(t).end()));
+      ms.current_assignment.push_back(std::move(tp));
+    }
+    spec.members.push_back(std::move(ms));
+  }
+  auto result = assignor->assign(spec, describer);
+  if (!result) {
+    return unexpected(
+        error(Error::kUnknownServerError, fmt::format("Failed to compute a new target assignment for epoch {}: {}",
+                                                      g.group_epoch(), to_string(result.error()))));
+  }
+  std::vector<Record> changed;
+  for (const AssignmentMemberSpec& ms : spec.members) {
+    TopicPartitionSet next;
+    if (auto it = result->find(ms.member_id); it != result->end()) {
+      for (const auto& [t, parts] : it->second) {
+        if (!parts.empty()) next[t].insert(parts.begin(), parts.end());
+      }
+    }
+    if (!g.target_assignment().contains(ms.member_id) || g.target_of(ms.member_id) != next) {
+      changed.push_back(consumer_records::target_member(g.group_id(), ms.member_id, next));
+    }
+  }
+  for (Record& r : changed) ev.emit(std::move(r));
+  ev.emit(consumer_records::target_metadata(g.group_id(), g.group_epoch(), ev.now_ms()));
+  return {};
+}
+
+p::ConsumerGroupHeartbeatResponse::Assignment response_assignment(const PartitionEpochs& assigned) {
+  p::ConsumerGroupHeartbeatResponse::Assignment a;
+  for (const auto& [topic, parts] : assigned) {
+    auto& tp = a.topic_partitions.emplace_back();
+    tp.topic_id = topic;
+    for (const auto& [partition, epoch] : parts) tp.partitions.push_back(partition);
+  }
+  return a;
+}
+
+// A restarted static member takes over the old member's subscription, target and partitions
+// under its new member id (Kafka's replaceMember). Returns the replacement.
+ConsumerMember replace_static_member(ConsumerGroupCoordinator::Event& ev, const ConsumerMember& old,
+                                     const std::string& member_id) {
+  ConsumerGroup& g = ev.group();
+  ConsumerMember replacement = old;
+  replacement.member_id = member_id;
+  replacement.member_epoch = 0;
+  replacement.previous_member_epoch = 0;
+  const TopicPartitionSet old_target = g.target_of(old.member_id);
+  const std::string old_id = old.member_id;
+  ev.emit(consumer_records::current_assignment_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::target_member_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::member_subscription_tombstone(g.group_id(), old_id));
+  ev.emit(consumer_records::member_subscription(g.group_id(), replacement));
+  ev.emit(consumer_records::target_member(g.group_id(), member_id, old_target));
+  ev.emit(consumer_records::current_assignment(g.group_id(), replacement));
+  return replacement;
+}
+
+// The member as it stands before a join or heartbeat (Kafka's getOrMaybeSubscribe*Member),
+// after the checks on its identity and epoch; a static rejoin replaces the old instance here.
+Result<ConsumerMember, GroupError> member_before(ConsumerGroupCoordinator::Event& ev,
+                                                 const p::ConsumerGroupHeartbeatRequest& req,
+                                                 const std::string& member_id) {
+  const ConsumerGroup& g = ev.group();
+  const bool joining = req.member_epoch == 0;
+  ConsumerMember fresh;
+  fresh.member_id = member_id;
+  if (!req.instance_id) {
+    const ConsumerMember* m = g.member(member_id);
+    if (m == nullptr && !joining) return unexpected(existing_member(g, member_id).error());
+    if (m == nullptr) return fresh;
+    if (GroupError e = check_epoch(*m, req.member_epoch, req.topic_partitions); e.code != Error::kNone) {
+      return unexpected(std::move(e));
+    }
+    return *m;
+  }
+  if (!joining) {
+    Checked m = static_member_checked(g, *req.instance_id, member_id);
+    if (!m) return unexpected(m.error());
+    if (GroupError e = check_epoch(**m, req.member_epoch, req.topic_partitions); e.code != Error::kNone) {
+      return unexpected(std::move(e));
+    }
+    return **m;
+  }
+  if (const ConsumerMember* old = g.static_member(*req.instance_id)) {
+    if (old->member_epoch != kLeaveGroupStaticMemberEpoch) {
+      return unexpected(error(Error::kUnreleasedInstanceId,
+                              fmt::format("Static member {} with instance id {} cannot join the group because the "
+                                          "instance id is owned by {} member.",
+                                          member_id, *req.instance_id, old->member_id)));
+    }
+    return replace_static_member(ev, *old, member_id);
+  }
+  if (const ConsumerMember* m = g.member(member_id)) return *m;
+  return fresh;
+}
+
+// The member with the request's subscription fields (Kafka's ConsumerGroupMember.Builder
+// maybeUpdate* calls).
+ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client) {
+  if (req.instance_id) m.instance_id = req.instance_id;
+  if (req.rack_id) m.rack_id = req.rack_id;
+  if (req.rebalance_timeout_ms != -1) m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  if (req.server_assignor) m.server_assignor = req.server_assignor;
+  if (req.subscribed_topic_names) {
+    std::vector<std::string> names = *req.subscribed_topic_names;
+    std::ranges::sort(names);
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    m.subscribed_topic_names = std::move(names);
+  }
+  m.client_id = client.client_id;
+  m.client_host = client.client_host;
+  return m;
+}
+
+// One reconciliation step of `member_id` towards the group's target; writes its record when
+// the member changed. Returns the member and whether a record was written.
+Result<std::pair<ConsumerMember, bool>, GroupError> reconcile_member(ConsumerGroupCoordinator::Event& ev,
+                                                                     const std::string& member_id, bool is_new,
+                                                                     const OwnedPartitions& owned,
+                                                                     std::optional<std::set<Uuid>> subscribed) {
+  const ConsumerGroup& g = ev.group();
+  const ConsumerMember before = g.members().at(member_id);
+  if (before.reconciled_to(g.assignment_epoch()) && !is_new) return std::pair{before, false};
+  ReconcileInput in;
+  in.target_epoch = g.assignment_epoch();
+  in.target = &g.target_of(member_id);
+  in.owned = &owned;
+  in.owned_by_other = [&g, &member_id](const Uuid& t, std::int32_t p) {
+    const std::string* owner = g.owner_of(t, p);
+    return owner != nullptr && *owner != member_id;
+  };
+  in.subscribed_topics = std::move(subscribed);
+  auto next = reconcile(before, in);
+  if (!next) {
+    return unexpected(error(Error::kFencedMemberEpoch,
+                            "The consumer group member is in a unknown state. The member must abandon all its "
+                            "partitions and rejoin."));
+  }
+  const bool write = is_new || !next->same_assignment_record(before);
+  if (write) ev.emit(consumer_records::current_assignment(g.group_id(), *next));
+  return std::pair{std::move(*next), write};
+}
+
+}  // namespace
+
+ConsumerGroupCoordinator::Heartbeat ConsumerGroupCoordinator::heartbeat(const p::ConsumerGroupHeartbeatRequest& req,
+                                                                        const ClientInfo& client,
+                                                                        const TopicImage& topics, std::int64_t now_ms) {
+  const bool leaving = req.member_epoch == kLeaveGroupMemberEpoch || req.member_epoch == kLeaveGroupStaticMemberEpoch;
+  auto result = leaving ? leave(req, topics, now_ms) : join_or_heartbeat(req, client, topics, now_ms);
+  if (result) return std::move(*result);
+  Heartbeat err;
+  err.response.error_code = code(result.error().code);
+  err.response.error_message = std::move(result.error().message);
+  return err;
+}
+
+Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::leave(
+    const p::ConsumerGroupHeartbeatRequest& req, const TopicImage& topics, std::int64_t now_ms) {
+  Event ev(*this, req.group_id, now_ms);
+  if (!ev.existed())
+    return unexpected(error(Error::kGroupIdNotFound, fmt::format("Group {} not found.", req.group_id)));
+  ConsumerGroup& g = ev.group();
+  Heartbeat out;
+  out.response.member_id = req.member_id;
+  out.response.member_epoch = req.member_epoch;
+  Checked m =
+      req.instance_id ? static_member_checked(g, *req.instance_id, req.member_id) : existing_member(g, req.member_id);
+  if (!m) return unexpected(m.error());
+  if (req.member_epoch == kLeaveGroupStaticMemberEpoch) {
+    // Gone for now: keeps its partitions for a replacement with the same instance id; its
+    // session timer keeps running.
+    ConsumerMember away = **m;
+    away.member_epoch = kLeaveGroupStaticMemberEpoch;
+    away.pending_revocation.clear();
+    ev.emit(consumer_records::current_assignment(g.group_id(), away));
+    out.records = ev.commit();
+    timers_[req.group_id][req.member_id].rebalance_deadline_ms = kNever;
+    return out;
+  }
+  fence_member(ev, req.member_id, &topics);
+  out.records = ev.commit();
+  timers_[req.group_id].erase(req.member_id);
+  return out;
+}
+
+Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::join_or_heartbeat(
+    const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client, const TopicImage& topics,
+    std::int64_t now_ms) {
+  Event ev(*this, req.group_id, now_ms);
+  const bool joining = req.member_epoch == 0;
+  if (!ev.existed() && !joining) {
+    return unexpected(error(Error::kGroupIdNotFound, fmt::format("Consumer group {} not found.", req.group_id)));
+  }
+  ConsumerGroup& g = ev.group();
+  std::string member_id = req.member_id;
+  if (g.members().size() >= static_cast<std::size_t>(config_.max_size) &&
+      (member_id.empty() || g.member(member_id) == nullptr)) {
+    return unexpected(
+        error(Error::kGroupMaxSizeReached,
+              fmt::format("The consumer group has reached its maximum capacity of {} members.", config_.max_size)));
+  }
+  if (member_id.empty()) member_id = Uuid::random(rng_).to_string();
+  const std::optional<std::string> replaced =
+      req.instance_id && joining && g.static_member(*req.instance_id)
+          ? std::optional<std::string>(g.static_member(*req.instance_id)->member_id)
+          : std::nullopt;
+  auto member = member_before(ev, req, member_id);
+  if (!member) return unexpected(member.error());
+  const bool is_new = g.member(member_id) == nullptr;
+
+  // 1. The member's subscription.
+  const ConsumerMember updated = with_request(*member, req, client);
+  bool subscription_changed = false;
+  if (is_new || !updated.same_subscription_record(*member)) {
+    ev.emit(consumer_records::member_subscription(g.group_id(), updated));
+    subscription_changed = updated.subscribed_topic_names != member->subscribed_topic_names;
+  }
+
+  // 2. The group epoch: bumped by a new group, a subscription change or a topic change.
+  const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
+  if (g.group_epoch() == 0 || subscription_changed || hash != g.metadata_hash()) {
+    ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+  }
+
+  // 3. The target assignment, at most once per assignment interval.
+  const std::int64_t last = g.assignment_timestamp_ms();
+  const bool may_compute =
+      last == 0 || config_.assignment_interval_ms == 0 || now_ms >= last + config_.assignment_interval_ms;
+  if (g.group_epoch() > g.assignment_epoch() && may_compute) {
+    if (auto done = update_target(ev, preferred_assignor(g, config_.assignors), topics); !done) {
+      return unexpected(done.error());
+    }
+  }
+
+  // 4. Reconciliation of this member.
+  std::optional<std::set<Uuid>> subscribed;
+  if (subscription_changed) subscribed = topic_ids(updated.subscribed_topic_names, topics);
+  auto reconciled = reconcile_member(ev, member_id, is_new, req.topic_partitions, std::move(subscribed));
+  if (!reconciled) return unexpected(reconciled.error());
+  const auto& [after, wrote] = *reconciled;
+
+  Heartbeat out;
+  out.response.member_id = member_id;
+  out.response.member_epoch = after.member_epoch;
+  out.response.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+  const bool full_request = req.rebalance_timeout_ms != -1 &&
+                            (req.subscribed_topic_names || req.subscribed_topic_regex) && req.topic_partitions;
+  if (joining || full_request || partitions_of(after.assigned) != partitions_of(member->assigned)) {
+    out.response.assignment = response_assignment(after.assigned);
+  }
+  out.records = ev.commit();
+
+  // Timers, as Kafka schedules them: the session on every heartbeat; the rebalance timeout
+  // whenever a new assignment state is written (armed in UNREVOKED_PARTITIONS, else cancelled).
+  if (replaced) timers_[req.group_id].erase(*replaced);
+  MemberTimers& t = timers_[req.group_id][member_id];
+  t.session_deadline_ms = now_ms + config_.session_timeout_ms;
+  if (wrote && after.state == MemberState::kUnrevokedPartitions) {
+    t.rebalance_deadline_ms = now_ms + after.rebalance_timeout_ms;
+    t.rebalance_epoch = after.member_epoch;
+  } else if (wrote) {
+    t.rebalance_deadline_ms = kNever;
+    t.rebalance_epoch = -1;
+  }
+  return out;
+}
+
+p::ConsumerGroupDescribeResponse::DescribedGroup ConsumerGroupCoordinator::describe(const std::string& group_id,
+                                                                                    const TopicImage& topics) const {
+  using Described = p::ConsumerGroupDescribeResponse;
+  Described::DescribedGroup d;
+  d.group_id = group_id;
+  const ConsumerGroup* g = group(group_id);
+  if (g == nullptr) {
+    d.error_code = code(Error::kGroupIdNotFound);
+    d.error_message = fmt::format("Group {} not found.", group_id);
+    return d;
+  }
+  d.group_state = to_string(g->state());
+  d.group_epoch = g->group_epoch();
+  d.assignment_epoch = g->assignment_epoch();
+  d.assignor_name = preferred_assignor(*g, config_.assignors);
+  auto assignment = [&](const TopicPartitionSet& parts) {
+    Described::Assignment a;
+    for (const auto& [topic, ps] : parts) {
+      auto& tp = a.topic_partitions.emplace_back();
+      tp.topic_id = topic;
+      if (const TopicImage::Topic* t = topics.by_id(topic)) tp.topic_name = t->name;
+      tp.partitions.assign(ps.begin(), ps.end());
+    }
+    return a;
+  };
+  for (const auto& [id, m] : g->members()) {
+    auto& dm = d.members.emplace_back();
+    dm.member_id = id;
+    dm.instance_id = m.instance_id;
+    dm.rack_id = m.rack_id;
+    dm.member_epoch = m.member_epoch;
+    dm.client_id = m.client_id;
+    dm.client_host = m.client_host;
+    dm.subscribed_topic_names = m.subscribed_topic_names;
+    if (!m.subscribed_topic_regex.empty()) dm.subscribed_topic_regex = m.subscribed_topic_regex;
+    dm.assignment = assignment(partitions_of(m.assigned));
+    dm.target_assignment = assignment(g->target_of(id));
+    dm.member_type = 1;  // v1: 1 = consumer protocol, 0 = classic (Kafka's MemberType)
+  }
+  return d;
+}
+
+CommitCheck ConsumerGroupCoordinator::validate_commit(const ConsumerGroup& g, const std::string& member_id,
+                                                      const std::optional<std::string>& instance_id,
+                                                      std::int32_t member_epoch, bool transactional,
+                                                      std::int16_t version, const TopicImage* topics) const {
+  CommitCheck out;
+  if (member_epoch < 0 && g.members().empty()) return out;
+  if (transactional && member_epoch == -1 && member_id.empty() && !instance_id) return out;
+  const ConsumerMember* m = g.member(member_id);
+  if (m == nullptr) {
+    out.group_error = {Error::kUnknownMemberId,
+                       fmt::format("Member {} is not a member of group {}.", member_id, g.group_id())};
+    return out;
+  }
+  if (!transactional && version < 9) {
+    out.group_error = {Error::kUnsupportedVersion,
+                       "OffsetCommit version 9 or above must be used by members using the consumer group protocol"};
+    return out;
+  }
+  if (member_epoch == m->member_epoch) return out;
+  if (member_epoch > m->member_epoch) {
+    out.group_error = {Error::kStaleMemberEpoch, fmt::format("Received member epoch {} is newer than current member "
+                                                             "epoch {}.",
+                                                             member_epoch, m->member_epoch)};
+    return out;
+  }
+  // An older epoch may still commit the partitions it was given at or before that epoch.
+  const ConsumerMember member = *m;
+  out.per_partition = [member, member_epoch, topics](const std::string& topic, std::int32_t partition) -> GroupError {
+    const TopicImage::Topic* t = topics ? topics->by_name(topic) : nullptr;
+    std::optional<std::int32_t> assigned_at;
+    for (const PartitionEpochs* set : {&member.assigned, &member.pending_revocation}) {
+      if (t == nullptr) break;
+      auto it = set->find(t->id);
+      if (it == set->end()) continue;
+      auto p = it->second.find(partition);
+      if (p != it->second.end()) assigned_at = p->second;
+    }
+    if (!assigned_at) {
+      return {Error::kStaleMemberEpoch,
+              fmt::format("Partition {}-{} is not assigned or pending revocation for member.", topic, partition)};
+    }
+    if (member_epoch < *assigned_at) {
+      return {Error::kStaleMemberEpoch, fmt::format("Received member epoch {} is older than assignment epoch {} for "
+                                                    "partition {}-{}.",
+                                                    member_epoch, *assigned_at, topic, partition)};
+    }
+    return {};
+  };
+  return out;
+}
+
+std::vector<Record> ConsumerGroupCoordinator::delete_records(const ConsumerGroup& g) const {
+  WEIR_ASSERT(g.members().empty(), "deleting group {} with {} members", g.group_id(), g.members().size());
+  return {consumer_records::target_metadata_tombstone(g.group_id()),
+          consumer_records::partition_metadata_tombstone(g.group_id()),
+          consumer_records::group_epoch_tombstone(g.group_id())};
+}
+
+void ConsumerGroupCoordinator::apply(const std::vector<Record>& records) {
+  for (const Record& r : records) {
+    p::Reader kr(r.key);
+    const std::int16_t type = kr.i16();
+    std::optional<std::span<const std::uint8_t>> value;
+    if (r.value) value = std::span<const std::uint8_t>(*r.value);
+    auto ok = replay(type, kr, value);
+    WEIR_ASSERT(ok.has_value(), "a record the coordinator wrote does not replay");
+  }
+}
+
+std::vector<Record> ConsumerGroupCoordinator::tick(const TopicImage* topics, std::int64_t now_ms) {
+  std::vector<Record> out;
+  std::vector<std::pair<std::string, std::string>> due;
+  for (const auto& [gid, members] : timers_) {
+    const ConsumerGroup* g = group(gid);
+    for (const auto& [mid, t] : members) {
+      const ConsumerMember* m = g ? g->member(mid) : nullptr;
+      if (m == nullptr) continue;
+      const bool session = t.session_deadline_ms <= now_ms;
+      const bool rebalance = t.rebalance_deadline_ms <= now_ms && m->member_epoch == t.rebalance_epoch;
+      if (session || rebalance) due.emplace_back(gid, mid);
+    }
+  }
+  for (const auto& [gid, mid] : due) {
+    Event ev(*this, gid, now_ms);
+    fence_member(ev, mid, topics);
+    timers_[gid].erase(mid);
+    for (Record& r : ev.commit()) out.push_back(std::move(r));
+  }
+  // Drop timers of members or groups that no longer exist.
+  for (auto it = timers_.begin(); it != timers_.end();) {
+    const ConsumerGroup* g = group(it->first);
+    std::erase_if(it->second, [&](const auto& e) { return g == nullptr || g->member(e.first) == nullptr; });
+    it = it->second.empty() ? timers_.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+std::optional<std::int64_t> ConsumerGroupCoordinator::next_deadline_ms() const {
+  std::int64_t next = kNever;
+  for (const auto& [gid, members] : timers_) {
+    for (const auto& [mid, t] : members) {
+      next = std::min({next, t.session_deadline_ms, t.rebalance_deadline_ms});
+    }
+  }
+  if (next == kNever) return std::nullopt;
+  return next;
+}
+
+Status<ReplayError> ConsumerGroupCoordinator::replay(std::int16_t type, p::Reader& key_reader,
+                                                     std::optional<std::span<const std::uint8_t>> value) {
+  return replay_consumer_record(groups_, type, key_reader, value);
+}
+
+void ConsumerGroupCoordinator::finish_replay(std::int64_t now_ms) {
+  for (const auto& [gid, g] : groups_) {
+    for (const auto& [mid, m] : g.members()) {
+      MemberTimers& t = timers_[gid][mid];
+      t.session_deadline_ms = now_ms + config_.session_timeout_ms;
+      if (m.state == MemberState::kUnrevokedPartitions) {
+        t.rebalance_deadline_ms = now_ms + m.rebalance_timeout_ms;
+        t.rebalance_epoch = m.member_epoch;
+      }
+    }
+  }
+}
+
+}  // namespace weir::group

@@ -1,0 +1,449 @@
+// The consumer rebalance protocol (KIP-848) in the group coordinator: ConsumerGroupHeartbeat
+// joins, reconciliation, leaves, timers, records and their replay, describe and offset commits.
+#include <gtest/gtest.h>
+
+#include "group/coordinator.h"
+#include "group_test_util.h"
+
+namespace weir::group::testing {
+namespace {
+
+constexpr const char* kGroup = "cg";
+
+class ConsumerHarness {
+ public:
+  explicit ConsumerHarness(GroupConfig config = config_for_tests()) : coordinator(config) {
+    topics.add_topic("orders", kOrders, 4);
+    topics.add_topic("payments", kPayments, 2);
+    coordinator.set_topic_image(&topics);
+  }
+
+  static GroupConfig config_for_tests() {
+    GroupConfig c;
+    c.member_id_seed = 7;
+    c.consumer.assignment_interval_ms = 0;  // compute on every epoch change
+    return c;
+  }
+
+  static p::ConsumerGroupHeartbeatRequest join_request(std::vector<std::string> topics_subscribed) {
+    p::ConsumerGroupHeartbeatRequest req;
+    req.group_id = kGroup;
+    req.member_epoch = 0;
+    req.rebalance_timeout_ms = 30000;
+    req.subscribed_topic_names = std::move(topics_subscribed);
+    req.subscribed_topic_regex = std::nullopt;
+    req.server_assignor = std::nullopt;
+    req.instance_id = std::nullopt;
+    req.rack_id = std::nullopt;
+    req.topic_partitions.emplace();
+    return req;
+  }
+
+  p::ConsumerGroupHeartbeatResponse send(const p::ConsumerGroupHeartbeatRequest& req, std::int16_t version = 0) {
+    auto r =
+        coordinator.consumer_group_heartbeat(req, version, ClientInfo{"client", "/10.0.0.1"}, topics, clock.now_ms());
+    for (auto& rec : r.effects.records) records.push_back(std::move(rec));
+    return r.response;
+  }
+
+  // A regular heartbeat reporting `owned` (nullopt: not reported).
+  p::ConsumerGroupHeartbeatResponse beat(const std::string& member_id, std::int32_t epoch,
+                                         std::optional<TopicPartitionSet> owned) {
+    p::ConsumerGroupHeartbeatRequest req;
+    req.group_id = kGroup;
+    req.member_id = member_id;
+    req.member_epoch = epoch;
+    req.instance_id = std::nullopt;
+    req.rack_id = std::nullopt;
+    req.subscribed_topic_regex = std::nullopt;
+    req.server_assignor = std::nullopt;
+    if (owned) {
+      req.topic_partitions.emplace();
+      for (const auto& [t, ps] : *owned) {
+        auto& tp = req.topic_partitions->emplace_back();
+        tp.topic_id = t;
+        tp.partitions.assign(ps.begin(), ps.end());
+      }
+    }
+    return send(req);
+  }
+
+  void advance(std::int64_t ms) {
+    clock.advance_ms(ms);
+    for (auto& rec : coordinator.tick(clock.now_ms()).records) records.push_back(std::move(rec));
+  }
+
+  const ConsumerGroup* group() const { return coordinator.consumer_groups().group(kGroup); }
+  const ConsumerMember& member(const std::string& id) const { return group()->members().at(id); }
+
+  static inline const Uuid kOrders{0x1111, 0x2222};
+  static inline const Uuid kPayments{0x3333, 0x4444};
+
+  ManualClock clock{1'000'000};
+  TopicImage topics;
+  GroupCoordinator coordinator;
+  std::vector<Record> records;
+};
+
+TopicPartitionSet assignment_of(const p::ConsumerGroupHeartbeatResponse& r) {
+  TopicPartitionSet out;
+  if (!r.assignment) return out;
+  for (const auto& tp : r.assignment->topic_partitions)
+    out[tp.topic_id].insert(tp.partitions.begin(), tp.partitions.end());
+  return out;
+}
+
+std::size_t count(const TopicPartitionSet& s) {
+  std::size_t n = 0;
+  for (const auto& [t, ps] : s) n += ps.size();
+  return n;
+}
+
+TEST(ConsumerGroupHeartbeat, FirstMemberJoinsAtEpochOneWithEveryPartition) {
+  ConsumerHarness h;
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  ASSERT_EQ(r.error_code, 0);
+  ASSERT_TRUE(r.member_id);
+  EXPECT_EQ(r.member_id->size(), 22u);  // a Kafka Uuid in base64
+  EXPECT_EQ(r.member_epoch, 1);
+  EXPECT_EQ(r.heartbeat_interval_ms, 5000);
+  EXPECT_EQ(count(assignment_of(r)), 4u);
+  EXPECT_EQ(h.group()->group_epoch(), 1);
+  EXPECT_EQ(h.group()->assignment_epoch(), 1);
+  EXPECT_EQ(h.group()->state(), ConsumerGroupState::kStable);
+  // Member subscription, group epoch, target member, target metadata, current assignment.
+  ASSERT_EQ(h.records.size(), 5u);
+  const std::vector<std::int16_t> types = {5, 3, 7, 6, 8};
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    EXPECT_EQ((h.records[i].key[0] << 8) | h.records[i].key[1], types[i]) << i;
+  }
+}
+
+TEST(ConsumerGroupHeartbeat, SecondMemberGetsPartitionsOnlyAfterTheFirstRevokesThem) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string ida = *a.member_id;
+  auto b = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string idb = *b.member_id;
+  EXPECT_EQ(h.group()->group_epoch(), 2);
+  EXPECT_EQ(h.group()->assignment_epoch(), 2);
+  // B is at epoch 2 but its partitions are still A's: it waits for them.
+  EXPECT_EQ(b.member_epoch, 2);
+  EXPECT_EQ(count(assignment_of(b)), 0u);
+  EXPECT_EQ(h.member(idb).state, MemberState::kUnreleasedPartitions);
+  EXPECT_EQ(h.group()->state(), ConsumerGroupState::kReconciling);
+
+  // A heartbeats still owning everything: it must revoke two partitions, staying at epoch 1.
+  auto a2 = h.beat(ida, 1, assignment_of(a));
+  EXPECT_EQ(a2.member_epoch, 1);
+  EXPECT_EQ(count(assignment_of(a2)), 2u);
+  EXPECT_EQ(h.member(ida).state, MemberState::kUnrevokedPartitions);
+  // B still gets nothing while A owns them.
+  EXPECT_EQ(count(assignment_of(h.beat(idb, 2, TopicPartitionSet{}))), 0u);
+
+  // A reports the revocation done: it moves to epoch 2.
+  auto a3 = h.beat(ida, 1, assignment_of(a2));
+  EXPECT_EQ(a3.member_epoch, 2);
+  EXPECT_EQ(h.member(ida).state, MemberState::kStable);
+  // Now B receives the released partitions.
+  auto b3 = h.beat(idb, 2, TopicPartitionSet{});
+  EXPECT_EQ(count(assignment_of(b3)), 2u);
+  EXPECT_EQ(h.group()->state(), ConsumerGroupState::kStable);
+}
+
+TEST(ConsumerGroupHeartbeat, LeaveBumpsTheEpochAndFreesThePartitions) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto b = h.send(ConsumerHarness::join_request({"orders"}));
+  auto r = h.beat(*b.member_id, -1, std::nullopt);
+  EXPECT_EQ(r.error_code, 0);
+  EXPECT_EQ(r.member_epoch, -1);
+  EXPECT_EQ(h.group()->members().size(), 1u);
+  EXPECT_EQ(h.group()->group_epoch(), 3);
+  auto a2 = h.beat(*a.member_id, 1, assignment_of(a));
+  EXPECT_EQ(a2.member_epoch, 3);
+  // Its partitions did not change, so the response carries no assignment (Kafka's rule).
+  EXPECT_FALSE(a2.assignment.has_value());
+  EXPECT_EQ(count(partitions_of(h.member(*a.member_id).assigned)), 4u);
+}
+
+TEST(ConsumerGroupHeartbeat, SessionTimeoutRemovesTheMember) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto b = h.send(ConsumerHarness::join_request({"orders"}));
+  ASSERT_TRUE(h.coordinator.next_deadline_ms());
+  h.advance(40000);
+  h.beat(*a.member_id, 1, assignment_of(a));  // A stays alive
+  h.advance(6000);
+  EXPECT_EQ(h.group()->member(*b.member_id), nullptr);
+  EXPECT_NE(h.group()->member(*a.member_id), nullptr);
+}
+
+TEST(ConsumerGroupHeartbeat, RevocationNotDoneWithinTheRebalanceTimeoutFencesTheMember) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto b = h.send(ConsumerHarness::join_request({"orders"}));
+  h.beat(*a.member_id, 1, assignment_of(a));
+  ASSERT_EQ(h.member(*a.member_id).state, MemberState::kUnrevokedPartitions);
+  for (int i = 0; i < 6; ++i) {
+    h.advance(5000);
+    h.beat(*a.member_id, 1, assignment_of(a));  // keeps heartbeating, never revokes
+    if (h.group()->member(*a.member_id) == nullptr) break;
+    h.beat(*b.member_id, 2, TopicPartitionSet{});
+  }
+  EXPECT_EQ(h.group()->member(*a.member_id), nullptr);
+  auto b2 = h.beat(*b.member_id, 2, TopicPartitionSet{});
+  EXPECT_EQ(count(assignment_of(b2)), 4u);
+}
+
+TEST(ConsumerGroupHeartbeat, FencingErrorsCarryKafkasMessages) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto r = h.beat(*a.member_id, 5, std::nullopt);
+  EXPECT_EQ(r.error_code, code(Error::kFencedMemberEpoch));
+  EXPECT_EQ(*r.error_message,
+            "The consumer group member has a greater member epoch (5) than the one known by the group coordinator "
+            "(1). The member must abandon all its partitions and rejoin.");
+  auto unknown = h.beat("nobody", 1, std::nullopt);
+  EXPECT_EQ(unknown.error_code, code(Error::kUnknownMemberId));
+  EXPECT_EQ(*unknown.error_message, "Member nobody is not a member of group cg.");
+  // The previous epoch is accepted when the owned partitions are a subset of the assignment.
+  h.send(ConsumerHarness::join_request({"orders"}));
+  auto a2 = h.beat(*a.member_id, 1, assignment_of(a));
+  auto a3 = h.beat(*a.member_id, 1, assignment_of(a2));
+  ASSERT_EQ(a3.member_epoch, 2);
+  EXPECT_EQ(h.beat(*a.member_id, 1, assignment_of(a3)).error_code, 0);
+  EXPECT_EQ(h.beat(*a.member_id, 1, assignment_of(a)).error_code, code(Error::kFencedMemberEpoch));
+}
+
+TEST(ConsumerGroupHeartbeat, ValidationErrorsCarryKafkasMessages) {
+  ConsumerHarness h;
+  auto req = ConsumerHarness::join_request({"orders"});
+  req.group_id = "";
+  EXPECT_EQ(*h.send(req).error_message, "GroupId can't be empty.");
+  req = ConsumerHarness::join_request({"orders"});
+  req.rebalance_timeout_ms = -1;
+  EXPECT_EQ(*h.send(req).error_message, "RebalanceTimeoutMs must be provided in first request.");
+  req = ConsumerHarness::join_request({"orders"});
+  req.subscribed_topic_names = std::nullopt;
+  EXPECT_EQ(*h.send(req).error_message,
+            "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.");
+  req = ConsumerHarness::join_request({"orders"});
+  req.instance_id = " ";
+  EXPECT_EQ(*h.send(req).error_message, "InstanceId can't be empty.");
+  req = ConsumerHarness::join_request({"orders"});
+  EXPECT_EQ(*h.send(req, 1).error_message, "MemberId can't be empty.");
+  req = ConsumerHarness::join_request({"orders"});
+  req.member_epoch = -3;
+  req.member_id = "m";
+  EXPECT_EQ(*h.send(req).error_message, "MemberEpoch is invalid.");
+  req = ConsumerHarness::join_request({"orders"});
+  req.server_assignor = "sticky";
+  auto r = h.send(req);
+  EXPECT_EQ(r.error_code, code(Error::kUnsupportedAssignor));
+  EXPECT_EQ(*r.error_message, "ServerAssignor sticky is not supported. Supported assignors: uniform, range.");
+  EXPECT_EQ(h.group(), nullptr);  // nothing was created
+  EXPECT_TRUE(h.records.empty());
+}
+
+TEST(ConsumerGroupHeartbeat, GroupMaxSizeIsEnforced) {
+  GroupConfig c = ConsumerHarness::config_for_tests();
+  c.consumer.max_size = 1;
+  ConsumerHarness h(c);
+  h.send(ConsumerHarness::join_request({"orders"}));
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  EXPECT_EQ(r.error_code, code(Error::kGroupMaxSizeReached));
+  EXPECT_EQ(*r.error_message, "The consumer group has reached its maximum capacity of 1 members.");
+}
+
+TEST(ConsumerGroupHeartbeat, StaticMemberRejoinsWithItsAssignmentAfterATemporaryLeave) {
+  ConsumerHarness h;
+  auto req = ConsumerHarness::join_request({"orders"});
+  req.instance_id = "host-1";
+  auto a = h.send(req);
+  // A second instance with the same id while the first is active: UNRELEASED_INSTANCE_ID.
+  auto dup = h.send(req);
+  EXPECT_EQ(dup.error_code, code(Error::kUnreleasedInstanceId));
+  // Static leave (-2): the member stays with its partitions.
+  p::ConsumerGroupHeartbeatRequest leave;
+  leave.group_id = kGroup;
+  leave.member_id = *a.member_id;
+  leave.member_epoch = -2;
+  leave.instance_id = "host-1";
+  leave.subscribed_topic_regex = std::nullopt;
+  leave.server_assignor = std::nullopt;
+  leave.rack_id = std::nullopt;
+  EXPECT_EQ(h.send(leave).member_epoch, -2);
+  const std::int32_t epoch = h.group()->group_epoch();
+  auto b = h.send(req);
+  ASSERT_EQ(b.error_code, 0);
+  EXPECT_NE(*b.member_id, *a.member_id);
+  EXPECT_EQ(count(assignment_of(b)), 4u);
+  EXPECT_EQ(h.group()->group_epoch(), epoch);  // no rebalance
+  EXPECT_EQ(h.group()->members().size(), 1u);
+  // The old member id is fenced.
+  auto old = h.beat(*a.member_id, 1, std::nullopt);
+  EXPECT_EQ(old.error_code, code(Error::kUnknownMemberId));
+}
+
+TEST(ConsumerGroupHeartbeat, ReplayingTheRecordsRebuildsTheSameGroups) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders", "payments"}));
+  auto b = h.send(ConsumerHarness::join_request({"orders"}));
+  h.beat(*a.member_id, 1, assignment_of(a));
+  auto c = h.send(ConsumerHarness::join_request({"payments"}));
+  h.beat(*c.member_id, -1, std::nullopt);
+  GroupCoordinator fresh(ConsumerHarness::config_for_tests());
+  for (const Record& r : h.records) {
+    std::optional<std::span<const std::uint8_t>> value;
+    if (r.value) value = std::span<const std::uint8_t>(*r.value);
+    ASSERT_TRUE(fresh.replay(r.key, value).has_value());
+  }
+  EXPECT_EQ(fresh.consumer_groups().groups(), h.coordinator.consumer_groups().groups());
+}
+
+Bytes from_hex(std::string_view h) {
+  Bytes b;
+  for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
+    b.push_back(static_cast<std::uint8_t>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  }
+  return b;
+}
+
+// Bytes Kafka 4.3.1's own ConsumerGroupMember{Metadata}Key/Value classes write for a member with
+// instance id "host-a", client "cli" at /127.0.0.1, subscribed to "orders", no classic metadata
+// (tagged field 0 written as null, as Kafka does).
+TEST(ConsumerGroupRecords, MemberMetadataWrittenByKafkaReplaysAndIsWrittenIdentically) {
+  const Bytes key = from_hex("00050002636700166a77744a7334787953367579485a4c4d6350795a3577");
+  const Bytes value =
+      from_hex("000007686f73742d610004636c690b2f3132372e302e302e3102076f726465727301000075300001000100");
+  GroupCoordinator g(ConsumerHarness::config_for_tests());
+  ASSERT_TRUE(g.replay(key, std::span<const std::uint8_t>(value)).has_value());
+  const ConsumerGroup* cg = g.consumer_groups().group(kGroup);
+  ASSERT_NE(cg, nullptr);
+  const ConsumerMember& m = cg->members().at("jwtJs4xyS6uyHZLMcPyZ5w");
+  EXPECT_EQ(m.instance_id, "host-a");
+  EXPECT_EQ(m.rebalance_timeout_ms, 30000);
+  EXPECT_EQ(m.subscribed_topic_names, std::vector<std::string>{"orders"});
+  const Record again = consumer_records::member_subscription(kGroup, m);
+  EXPECT_EQ(again.key, key);
+  EXPECT_EQ(again.value, value);
+}
+
+TEST(ConsumerGroupHeartbeat, ClassicGroupWithMembersIsNotAConsumerGroup) {
+  ConsumerHarness h;
+  GroupHarness classic_driver;  // only for its request shapes
+  (void)classic_driver;
+  p::JoinGroupRequest join;
+  join.group_id = kGroup;
+  join.session_timeout_ms = 10000;
+  join.rebalance_timeout_ms = 10000;
+  join.protocol_type = "consumer";
+  join.protocols.emplace_back().name = "range";
+  h.coordinator.join_group(1, join, 3, "c", "/h", h.clock.now_ms());
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  EXPECT_EQ(r.error_code, code(Error::kGroupIdNotFound));
+  EXPECT_EQ(*r.error_message, "Group cg is not a consumer group.");
+}
+
+TEST(ConsumerGroupDescribe, ReportsEpochsMembersAndAssignments) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  p::ConsumerGroupDescribeRequest req;
+  req.group_ids = {kGroup, "missing"};
+  auto resp = h.coordinator.consumer_group_describe(req, 0, h.topics);
+  ASSERT_EQ(resp.groups.size(), 2u);
+  const auto& d = resp.groups[0];
+  EXPECT_EQ(d.group_state, "Stable");
+  EXPECT_EQ(d.group_epoch, 1);
+  EXPECT_EQ(d.assignment_epoch, 1);
+  EXPECT_EQ(d.assignor_name, "uniform");
+  ASSERT_EQ(d.members.size(), 1u);
+  EXPECT_EQ(d.members[0].member_id, *a.member_id);
+  ASSERT_EQ(d.members[0].assignment.topic_partitions.size(), 1u);
+  EXPECT_EQ(d.members[0].assignment.topic_partitions[0].topic_name, "orders");
+  EXPECT_EQ(resp.groups[1].error_code, code(Error::kGroupIdNotFound));
+
+  p::ListGroupsRequest list;
+  auto groups = h.coordinator.list_groups(list, 5);
+  ASSERT_EQ(groups.groups.size(), 1u);
+  EXPECT_EQ(groups.groups[0].group_type, "consumer");
+  EXPECT_EQ(groups.groups[0].protocol_type, "consumer");
+
+  p::DescribeGroupsRequest dg;
+  dg.groups = {kGroup};
+  auto classic = h.coordinator.describe_groups(dg, 6);
+  EXPECT_EQ(classic.groups[0].error_code, code(Error::kGroupIdNotFound));
+  EXPECT_EQ(classic.groups[0].group_state, "Dead");
+}
+
+TEST(ConsumerGroupOffsets, CommitsAreCheckedAgainstTheMemberEpoch) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto commit = [&](std::int32_t epoch, std::int16_t version, std::int32_t partition) {
+    p::OffsetCommitRequest req;
+    req.group_id = kGroup;
+    req.member_id = *a.member_id;
+    req.generation_id_or_member_epoch = epoch;
+    auto& t = req.topics.emplace_back();
+    t.name = "orders";
+    auto& part = t.partitions.emplace_back();
+    part.partition_index = partition;
+    part.committed_offset = 10;
+    auto r = h.coordinator.offset_commit(req, version, h.clock.now_ms());
+    return r.response.topics.at(0).partitions.at(0).error_code;
+  };
+  EXPECT_EQ(commit(1, 9, 0), 0);
+  EXPECT_EQ(commit(2, 9, 0), code(Error::kStaleMemberEpoch));
+  EXPECT_EQ(commit(1, 8, 0), code(Error::kUnsupportedVersion));
+  // After a second member joins and A moves to epoch 2, epoch 1 still commits what A held then.
+  h.send(ConsumerHarness::join_request({"orders"}));
+  auto a2 = h.beat(*a.member_id, 1, assignment_of(a));
+  h.beat(*a.member_id, 1, assignment_of(a2));
+  ASSERT_EQ(h.member(*a.member_id).member_epoch, 2);
+  const std::int32_t kept = *assignment_of(a2).at(ConsumerHarness::kOrders).begin();
+  EXPECT_EQ(commit(1, 9, kept), 0);
+  EXPECT_EQ(commit(2, 9, kept), 0);
+}
+
+TEST(ConsumerGroupDelete, AnEmptyConsumerGroupCanBeDeleted) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  p::DeleteGroupsRequest del;
+  del.groups_names = {kGroup};
+  EXPECT_EQ(h.coordinator.delete_groups(del, 2, h.clock.now_ms()).response.results[0].error_code,
+            code(Error::kNonEmptyGroup));
+  h.beat(*a.member_id, -1, std::nullopt);
+  EXPECT_EQ(h.group()->state(), ConsumerGroupState::kEmpty);
+  auto r = h.coordinator.delete_groups(del, 2, h.clock.now_ms());
+  EXPECT_EQ(r.response.results[0].error_code, 0);
+  EXPECT_EQ(h.group(), nullptr);
+}
+
+TEST(ConsumerGroupOffsets, OffsetsOfSubscribedTopicsDoNotExpireAndAnEmptyGroupGoesWithItsLastOffset) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto commit = [&](const std::string& topic) {
+    p::OffsetCommitRequest req;
+    req.group_id = kGroup;
+    req.member_id = *a.member_id;
+    req.generation_id_or_member_epoch = 1;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    t.partitions.emplace_back().committed_offset = 5;
+    h.coordinator.offset_commit(req, 9, h.clock.now_ms());
+  };
+  commit("orders");
+  commit("payments");
+  h.clock.advance_ms(8LL * 24 * 60 * 60 * 1000);
+  h.coordinator.expire_offsets(h.clock.now_ms());
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "payments", 0).has_value());
+  h.beat(*a.member_id, -1, std::nullopt);
+  h.coordinator.expire_offsets(h.clock.now_ms());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_EQ(h.group(), nullptr);
+}
+
+}  // namespace
+}  // namespace weir::group::testing
