@@ -12,6 +12,7 @@
 #include "cli/produce.h"
 #include "cli/serve.h"
 #include "cli/topic.h"
+#include "cli/txn.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"weir: an event streaming broker that speaks the Apache Kafka protocol"};
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   weir::cli::add_produce_command(app, exit_code);
   weir::cli::add_consume_command(app, exit_code);
   weir::cli::add_group_command(app, exit_code);
+  weir::cli::add_txn_command(app, exit_code);
   app.add_subcommand("version", "Print the version")->callback([]() { std::puts("weir 0.1.0"); });
 
   try {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,11 @@ class JsonWriter {
   JsonWriter& value(std::int32_t v) { return value(static_cast<std::int64_t>(v)); }
   JsonWriter& value(bool v);
   JsonWriter& null();
+  // The value, or null when there is none.
+  template <class T>
+  JsonWriter& value(const std::optional<T>& v) {
+    return v ? value(*v) : null();
+  }
   // An array of integers.
   JsonWriter& ints(const std::vector<std::int32_t>& v);
   [[nodiscard]] const std::string& str() const { return out_; }

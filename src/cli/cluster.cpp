@@ -29,21 +29,11 @@ asio::awaitable<int> cluster_info(Session& s) {
   std::ranges::sort(brokers, {}, &protocol::MetadataResponse::MetadataResponseBroker::node_id);
   if (s.json()) {
     Json j;
-    j.begin_object().key("cluster_id");
-    if (md->cluster_id) {
-      j.value(*md->cluster_id);
-    } else {
-      j.null();
-    }
+    j.begin_object().key("cluster_id").value(md->cluster_id);
     j.key("controller").value(md->controller_id).key("brokers").begin_array();
     for (const auto& b : brokers) {
-      j.begin_object().key("id").value(b.node_id).key("host").value(b.host).key("port").value(b.port).key("rack");
-      if (b.rack) {
-        j.value(*b.rack);
-      } else {
-        j.null();
-      }
-      j.end_object();
+      j.begin_object().key("id").value(b.node_id).key("host").value(b.host).key("port").value(b.port);
+      j.key("rack").value(b.rack).end_object();
     }
     j.end_array().end_object();
     print(j.str() + "\n");

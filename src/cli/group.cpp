@@ -233,17 +233,7 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
     std::int64_t total_lag = 0;
     for (const auto& r : rows) {
       j.begin_object().key("topic").value(r.topic).key("partition").value(r.partition);
-      const auto put = [&j](std::string_view k, const std::optional<std::int64_t>& v) {
-        j.key(k);
-        if (v) {
-          j.value(*v);
-        } else {
-          j.null();
-        }
-      };
-      put("current_offset", r.offset);
-      put("log_end_offset", r.log_end);
-      put("lag", lag(r));
+      j.key("current_offset").value(r.offset).key("log_end_offset").value(r.log_end).key("lag").value(lag(r));
       if (const auto l = lag(r)) total_lag += *l;
       const auto str_or_null = [&j](std::string_view k, const std::string& v) {
         j.key(k);
