@@ -202,7 +202,10 @@ GroupError ConsumerGroupCoordinator::validate(const p::ConsumerGroupHeartbeatReq
                       fmt::format("ServerAssignor {} is not supported. Supported assignors: {}.", *req.server_assignor,
                                   join(config_.assignors, ", "))};
   }
-  if (req.subscribed_topic_regex) return invalid("SubscribedTopicRegex is not supported yet.");
+  // An empty regex is no regex (librdkafka sends "" with a list of names), as Kafka reads it.
+  if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
+    return invalid("SubscribedTopicRegex is not supported yet.");
+  }
   return {};
 }
 
