@@ -35,6 +35,7 @@ LIMITS = ["disk_seq_write_1m_mbps", "disk_fdatasync_16k_mbps", "disk_fdatasync_1
           "loopback_tcp_mbps"]
 
 
+@pytest.mark.slow  # 100 s of make test; `make bench` runs the real thing
 def test_bench_smoke_run_measures_both_brokers(tmp_path):
     out = tmp_path / "results"
     argv = [sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--out", str(out),

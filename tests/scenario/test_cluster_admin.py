@@ -1,7 +1,7 @@
 """Seed 004's operator tools on a 3-broker cluster under one Kafka 4.3.1 controller (issue 15):
 `kafka-leader-election` and `kafka-reassign-partitions`, the same commands and the same checks on
-three Kafka brokers (the oracle, `slow`), on three weir brokers and on a mixed cluster (one Kafka
-broker, two weir brokers; both in `make test`).
+three Kafka brokers (the oracle, `slow`), on three weir brokers (in `make test`) and on a mixed cluster
+(one Kafka broker, two weir brokers; `slow`).
 
   - test_preferred_leader_election: a partition whose leader moved off its preferred replica
     (a controlled shutdown and restart of that broker) stays there (the controller's automatic
@@ -64,7 +64,8 @@ CONTROLLER_OVERRIDES = {"auto.leader.rebalance.enable": False}
 @pytest.fixture(params=[
     pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
     pytest.param(("weir", "weir", "weir"), id="weir"),
-    pytest.param(("kafka", "weir", "weir"), id="mixed"),
+    # slow (make test time): the weir variant covers the same behaviour; run with -m slow.
+    pytest.param(("kafka", "weir", "weir"), id="mixed", marks=pytest.mark.slow),
 ])
 def kinds(request):
     return list(request.param)

@@ -36,7 +36,8 @@ MAX_BYTES = 1 << 20
 @pytest.fixture(params=[
     pytest.param(("kafka", "kafka", "kafka"), id="kafka", marks=pytest.mark.slow),
     pytest.param(("weir", "weir", "weir"), id="weir"),
-    pytest.param(("kafka", "weir", "weir"), id="mixed"),
+    # slow (make test time): the weir variant covers the same behaviour; run with -m slow.
+    pytest.param(("kafka", "weir", "weir"), id="mixed", marks=pytest.mark.slow),
 ])
 def kinds(request):
     return list(request.param)

@@ -22,7 +22,8 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(params=["weir", pytest.param("kafka", marks=(pytest.mark.kafka, pytest.mark.differential))])
+# The oracle variant is slow (make test time); the weir variant runs in make test.
+@pytest.fixture(params=["weir", pytest.param("kafka", marks=(pytest.mark.kafka, pytest.mark.differential, pytest.mark.slow))])
 def flushing_broker(request):
     if request.param == "weir":
         return request.getfixturevalue("weir_factory")(settings=dict(SETTINGS))
