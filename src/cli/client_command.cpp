@@ -10,6 +10,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -35,6 +36,29 @@ void add_client_flags(CLI::App& command, ClientFlags& flags) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}));
   command.add_option("--output,-o", flags.output, "text (for people) or json (for scripts)")
       ->check(CLI::IsMember({"text", "json"}));
+}
+
+std::optional<std::int64_t> parse_time_spec(std::string_view text) {
+  const auto number = [](std::string_view v, std::int64_t& out) {
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc() && end == v.data() + v.size() && !v.empty();
+  };
+  std::int64_t n = 0;
+  if (text.starts_with("@-") && text.size() > 3) {
+    const char unit = text.back();
+    const std::int64_t scale = unit == 's'   ? 1000
+                               : unit == 'm' ? 60'000
+                               : unit == 'h' ? 3'600'000
+                               : unit == 'd' ? 86'400'000
+                                             : 0;
+    if (scale == 0 || !number(text.substr(2, text.size() - 3), n) || n < 0) return std::nullopt;
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    return now - n * scale;
+  }
+  if (!text.starts_with("@") || !number(text.substr(1), n) || n < 0) return std::nullopt;
+  return n;
 }
 
 int Session::fail(std::string_view message, const std::optional<client::Error>& cause) const {

@@ -113,6 +113,10 @@ class Table {
 [[nodiscard]] std::optional<std::string> closest_name(std::string_view name,
                                                       const std::vector<std::string>& candidates);
 
+// "@<ms since the epoch>" or "@-<N><s|m|h|d>" (that long before now) as a time in ms; nullopt
+// for anything else.
+[[nodiscard]] std::optional<std::int64_t> parse_time_spec(std::string_view text);
+
 // Writes text to stdout as it is.
 void print(std::string_view text);
 

@@ -60,19 +60,10 @@ std::optional<StartAt> parse_from(const std::string& text) {
   if (text == "beginning") return StartAt{std::nullopt, client::kEarliestTimestamp};
   if (text == "end") return StartAt{std::nullopt, client::kLatestTimestamp};
   std::int64_t n = 0;
-  if (text.starts_with("@-") && text.size() > 3) {
-    const char unit = text.back();
-    const std::int64_t scale = unit == 's'   ? 1000
-                               : unit == 'm' ? 60'000
-                               : unit == 'h' ? 3'600'000
-                               : unit == 'd' ? 86'400'000
-                                             : 0;
-    if (scale == 0 || !number(std::string_view(text).substr(2, text.size() - 3), n) || n < 0) return std::nullopt;
-    return StartAt{std::nullopt, now_ms() - n * scale};
-  }
   if (text.starts_with("@")) {
-    if (!number(std::string_view(text).substr(1), n) || n < 0) return std::nullopt;
-    return StartAt{std::nullopt, n};
+    const auto at = parse_time_spec(text);
+    if (!at) return std::nullopt;
+    return StartAt{std::nullopt, *at};
   }
   if (!number(text, n) || n < 0) return std::nullopt;
   return StartAt{n, 0};

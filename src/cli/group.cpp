@@ -507,22 +507,10 @@ std::optional<SeekTarget> parse_seek_target(const std::string& text) {
     return ec == std::errc() && end == v.data() + v.size() && !v.empty();
   };
   std::int64_t n = 0;
-  if (text.starts_with("@-") && text.size() > 3) {
-    const char unit = text.back();
-    const std::int64_t scale = unit == 's'   ? 1000
-                               : unit == 'm' ? 60'000
-                               : unit == 'h' ? 3'600'000
-                               : unit == 'd' ? 86'400'000
-                                             : 0;
-    if (scale == 0 || !number(std::string_view(text).substr(2, text.size() - 3), n) || n < 0) return std::nullopt;
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    return SeekTarget{Kind::kTimestamp, now - n * scale};
-  }
   if (text.starts_with("@")) {
-    if (!number(std::string_view(text).substr(1), n) || n < 0) return std::nullopt;
-    return SeekTarget{Kind::kTimestamp, n};
+    const auto at = parse_time_spec(text);
+    if (!at) return std::nullopt;
+    return SeekTarget{Kind::kTimestamp, *at};
   }
   if (!number(text, n) || n < 0) return std::nullopt;
   return SeekTarget{Kind::kOffset, n};
@@ -795,15 +783,15 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
   }
   struct Line {
     std::string topic;
-    std::string partition;
+    std::optional<std::int32_t> partition;  // none: the topic does not exist
     std::int16_t code;
   };
   std::vector<Line> lines;
   constexpr std::int16_t kUnknownTopicOrPartition = 3;
-  for (const auto& t : unknown) lines.push_back({t, "-", kUnknownTopicOrPartition});
+  for (const auto& t : unknown) lines.push_back({t, std::nullopt, kUnknownTopicOrPartition});
   for (const auto& tp : parts) {
     auto it = status.find(tp);
-    lines.push_back({tp.first, std::to_string(tp.second), it == status.end() ? group_error : it->second});
+    lines.push_back({tp.first, tp.second, it == status.end() ? group_error : it->second});
   }
   std::ranges::stable_sort(lines, [](const Line& a, const Line& b) { return a.topic < b.topic; });
   const bool all_ok = std::ranges::all_of(lines, [](const Line& l) { return l.code == 0; });
@@ -812,11 +800,7 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
     j.begin_object().key("group").value(args.group).key("partitions").begin_array();
     for (const auto& l : lines) {
       j.begin_object().key("topic").value(l.topic).key("partition");
-      if (l.partition == "-") {
-        j.null();
-      } else {
-        j.value(static_cast<std::int64_t>(std::stoll(l.partition)));
-      }
+      j.value(l.partition);
       j.key("error");
       if (l.code == 0) {
         j.null();
@@ -835,7 +819,7 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
   for (const auto& l : lines) tw = std::max(tw, l.topic.size());
   out += fmt::format("\n{:<{}} {:<10} {:<15}\n", "TOPIC", tw, "PARTITION", "STATUS");
   for (const auto& l : lines) {
-    out += fmt::format("{:<{}} {:<10} {:<15}\n", l.topic, tw, l.partition,
+    out += fmt::format("{:<{}} {:<10} {:<15}\n", l.topic, tw, l.partition ? std::to_string(*l.partition) : "-",
                        l.code == 0 ? std::string("Successful") : "Error: " + error_text(l.code));
   }
   print(out);
