@@ -211,6 +211,7 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
   std::uint64_t budget_waits = 0;
   std::uint64_t partial_timeouts = 0;
   std::uint64_t idle_closes = 0;
+  std::uint64_t stalled_reclaims = 0;
   std::uint64_t per_ip = 0;
   std::uint64_t max_conn_pauses = 0;
   std::uint64_t rate_pauses = 0;
@@ -220,6 +221,7 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
     budget_waits += st.memory_budget_waits.value();
     partial_timeouts += st.partial_request_timeouts.value();
     idle_closes += st.idle_closes.value();
+    stalled_reclaims += st.stalled_frame_reclaims.value();
     per_ip += st.per_ip_rejections.value();
     max_conn_pauses += st.max_connections_pauses.value();
     rate_pauses += st.creation_rate_pauses.value();
@@ -246,9 +248,11 @@ void render_connections(metrics::Exposition& x, const net::Server& server, const
            "max.connections in force (configured, or derived from RLIMIT_NOFILE).");
   x.sample("weir_connections_max", {}, static_cast<std::int64_t>(server.max_connections()));
   x.family("weir_connections_closed_by_timeout_total", Type::kCounter,
-           "Connections closed by connections.max.idle.ms (idle) or weir.partial.request.timeout.ms (partial).");
+           "Connections closed by connections.max.idle.ms (idle), weir.partial.request.timeout.ms (partial), or "
+           "because their partial request held request memory, stalled, while others waited for it (stalled).");
   x.sample("weir_connections_closed_by_timeout_total", {{"timeout", "idle"}}, idle_closes);
   x.sample("weir_connections_closed_by_timeout_total", {{"timeout", "partial"}}, partial_timeouts);
+  x.sample("weir_connections_closed_by_timeout_total", {{"timeout", "stalled"}}, stalled_reclaims);
   x.family("weir_accept_errors_total", Type::kCounter, "accept(2) failures (EMFILE, ENFILE, ...); each backs off.");
   x.sample("weir_accept_errors_total", {}, accept_errors);
   const net::MemoryBudget& budget = server.memory_budget();

@@ -50,7 +50,7 @@ std::int64_t steady_now_ms() {
 }
 
 // A frame's buffer starts at this size (or the frame's, if smaller) and doubles as its bytes
-// arrive, each step taken from the memory budget first.
+// arrive (the budget has counted the whole frame already).
 constexpr std::size_t kFirstChunkBytes = std::size_t{1} << 20;
 
 }  // namespace
@@ -165,20 +165,22 @@ asio::awaitable<std::shared_ptr<Frame>> Connection::read_frame() {
         fmt::format("request size {} is outside 0..socket.request.max.bytes ({})", size, settings_.max_request_bytes));
     co_return nullptr;
   }
+  // The whole frame is taken from the budget before its first byte is read, so a frame that got
+  // its memory can always complete (frames that grew step by step could all wait for each other);
+  // the buffer itself grows only as bytes arrive, so a declared size costs nothing until sent.
   MemoryLease lease(budget_, memory_);
+  frame_size_ = size;
+  if (!co_await acquire_memory(size)) co_return nullptr;
+  lease.add(size);
   std::vector<std::uint8_t> bytes;
   const auto total = static_cast<std::size_t>(size);
-  frame_size_ = size;
   std::size_t filled = 0;
   bool first_read = true;
   while (filled < total) {
     if (filled == bytes.size()) {
       std::size_t grown = std::min(total, std::max(kFirstChunkBytes, bytes.size() * 2));
       if (grown / 2 * 3 >= total) grown = total;  // spare the last copy when it would be small
-      const auto delta = static_cast<std::int64_t>(grown - bytes.size());
-      if (!co_await acquire_memory(delta)) co_return nullptr;
-      lease.add(delta);
-      bytes.reserve(grown);  // exactly: the budget counts what is allocated
+      bytes.reserve(grown);  // exactly: never beyond the frame's size, which the budget counts
       bytes.resize(grown);
     }
     if (!first_read) arm_watchdog(frame_started_ms_ + settings_.partial_request_timeout_ms);
@@ -214,19 +216,52 @@ asio::awaitable<bool> Connection::acquire_memory(std::int64_t n) {
         log::kv("connection_bytes", budget_->held_by(*memory_)), log::kv("wanted_bytes", n),
         stats_.budget_log.take_dropped());
   }
-  while (!closed_) {
-    std::weak_ptr<Connection> weak = weak_from_this();
-    budget_->add_waiter([weak, ex = socket_.get_executor()]() {
-      asio::post(ex, [weak]() {
-        if (auto c = weak.lock()) c->budget_wake_.cancel();
+  // Waits in steps: each one first asks the server to reclaim memory from stalled partial frames
+  // (reclaim_if_stalled), since a release may otherwise not come before their deadline.
+  waiting_for_memory_ = true;
+  bool acquired = false;
+  while (!closed_ && !acquired) {
+    server_.reclaim_stalled_frames();
+    if (!budget_waiter_registered_) {
+      budget_waiter_registered_ = true;
+      std::weak_ptr<Connection> weak = weak_from_this();
+      budget_->add_waiter([weak, ex = socket_.get_executor()]() {
+        asio::post(ex, [weak]() {
+          if (auto c = weak.lock()) {
+            c->budget_waiter_registered_ = false;
+            c->budget_wake_.cancel();
+          }
+        });
       });
-    });
-    if (budget_->try_acquire(*memory_, n)) co_return true;
+    }
+    if (budget_->try_acquire(*memory_, n)) {
+      acquired = true;
+      break;
+    }
     boost::system::error_code ec;
-    budget_wake_.expires_at(asio::steady_timer::time_point::max());
+    budget_wake_.expires_after(std::chrono::milliseconds(kStalledFrameMs / 4));
     co_await budget_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    acquired = !closed_ && budget_->try_acquire(*memory_, n);
   }
-  co_return false;
+  waiting_for_memory_ = false;
+  // The client was not quiet while the reader waited for memory: its stall clock starts now.
+  last_io_ms_ = steady_now_ms();
+  co_return acquired;
+}
+
+void Connection::reclaim_if_stalled() {
+  auto self = shared_from_this();
+  asio::post(socket_.get_executor(), [self]() {
+    Connection& c = *self;
+    if (c.closed_ || c.waiting_for_memory_ || c.frame_started_ms_ < 0 || c.frame_size_ < 0) return;
+    const std::int64_t quiet_ms = steady_now_ms() - c.last_io_ms_;
+    if (quiet_ms < kStalledFrameMs || c.budget_->held_by(*c.memory_) == 0) return;
+    c.stats_.stalled_frame_reclaims.inc();
+    c.shutdown(
+        fmt::format("request memory (queued.max.request.bytes) needed by other requests: this request's {} of {} bytes "
+                    "arrived and nothing more for {} ms",
+                    c.frame_read_, c.frame_size_, quiet_ms));
+  });
 }
 
 std::int64_t Connection::next_deadline_ms() const {

@@ -42,6 +42,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   [[nodiscard]] std::uint64_t id() const { return client_.connection_id; }
 
+  // Under memory pressure (another reader waits for the request memory budget): closes this
+  // connection if the frame it is reading holds budget memory and no byte of it has arrived for
+  // kStalledFrameMs, while the reader was waiting on the socket (not on the budget). A client
+  // that stalls mid-request would otherwise keep that memory from complete requests until
+  // weir.partial.request.timeout.ms. Safe from any thread (runs on the connection's executor).
+  void reclaim_if_stalled();
+  static constexpr std::int64_t kStalledFrameMs = 2000;
+
  private:
   struct Slot {
     std::optional<Reply> reply;
@@ -83,6 +91,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::int64_t frame_started_ms_ = -1;  // first byte of the frame being read; -1: between frames
   std::int64_t frame_size_ = 0;         // of the frame being read, for the log line
   std::int64_t frame_read_ = 0;
+  bool waiting_for_memory_ = false;  // the reader waits for the budget, not for the client
+  bool budget_waiter_registered_ = false;  // a wake-up from the budget is pending
   bool closed_ = false;
 };
 

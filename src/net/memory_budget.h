@@ -1,13 +1,17 @@
 // The broker-wide budget for request bytes read from sockets but not yet released by their
 // handlers (Kafka's queued.max.request.bytes).
 //
-// A frame's buffer grows from the budget as its bytes arrive (never all at once from its size
-// prefix), and each connection may hold at most `per_connection_bytes` of it, so one connection
-// cannot take the whole budget by pipelining. When an acquisition does not fit, the reader asks
+// A frame takes its whole size from the budget when its size prefix has arrived, before any
+// of its bytes are read (its buffer still grows only as they arrive, so RSS never exceeds what
+// the budget counts), and each connection may hold at most `per_connection_bytes` of it, so one
+// connection cannot take the whole budget by pipelining. When an acquisition does not fit, the reader asks
 // to be woken (add_waiter) and stops reading: the socket's receive buffer fills and TCP pushes
 // back on the client. Every release wakes the waiters, which retry. (A connection's share is at
 // least socket.request.max.bytes, so any valid frame fits; the budget cannot be spent by
-// one connection alone unless it is the whole budget.)
+// one connection alone unless it is the whole budget.) While a reader waits, connections whose
+// partial frame holds memory but has received nothing for a while are closed to give it back
+// (Connection::reclaim_if_stalled), so clients that stall mid-request cannot hold complete
+// requests back until weir.partial.request.timeout.ms.
 //
 // Invariants: 0 <= in_use <= limit; 0 <= a connection's held bytes <= per_connection_bytes.
 // Thread safety: every member may be called from any thread; callbacks run outside the lock.

@@ -246,6 +246,23 @@ void Server::register_connection(const std::shared_ptr<Connection>& c) {
   connections_.push_back(c);
 }
 
+void Server::reclaim_stalled_frames() {
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  std::int64_t last = last_reclaim_sweep_ms_.load();
+  if (last >= 0 && now - last < Connection::kStalledFrameMs / 4) return;
+  if (!last_reclaim_sweep_ms_.compare_exchange_strong(last, now)) return;  // another thread sweeps
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lock(connections_mutex_);
+    for (auto& w : connections_) {
+      if (auto c = w.lock()) live.push_back(std::move(c));
+    }
+  }
+  for (auto& c : live) c->reclaim_if_stalled();
+}
+
 void Server::unregister_connection(std::uint64_t id, const std::string& host) {
   {
     std::lock_guard lock(connections_mutex_);

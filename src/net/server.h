@@ -104,6 +104,10 @@ class Server {
                             std::int32_t max_connection_creation_rate);
 
   void register_connection(const std::shared_ptr<Connection>& c);
+  // A reader waits for request memory: every connection checks whether its stalled partial frame
+  // should give its memory back (Connection::reclaim_if_stalled). At most one sweep per
+  // Connection::kStalledFrameMs / 4. Safe from any thread.
+  void reclaim_stalled_frames();
   // A connection from `host` closed: forgets it and gives its slot back.
   void unregister_connection(std::uint64_t id, const std::string& host);
 
@@ -131,6 +135,7 @@ class Server {
   std::atomic<std::size_t> next_context_{0};
   std::mutex connections_mutex_;
   std::vector<std::weak_ptr<Connection>> connections_;
+  std::atomic<std::int64_t> last_reclaim_sweep_ms_{-1};
   std::atomic<bool> stopped_{false};
   std::atomic<std::size_t> running_threads_{0};
   std::mutex stop_mutex_;

@@ -25,6 +25,9 @@ struct alignas(64) ShardStats {
   // Connections closed by weir.partial.request.timeout.ms and by connections.max.idle.ms.
   metrics::Counter partial_request_timeouts;
   metrics::Counter idle_closes;
+  // Connections closed because their partial frame held request memory, and received nothing
+  // for kStalledFrameMs, while another reader waited for that memory (connection.h).
+  metrics::Counter stalled_frame_reclaims;
   // Written by the accept loops (executor 0 only): connections closed at accept for
   // max.connections.per.ip; times accepting paused at max.connections, or for
   // max.connection.creation.rate; accept(2) failures (EMFILE/ENFILE among them).
