@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -391,6 +392,25 @@ Status<std::string> BrokerConfig::finalize() {
         joined, plural ? "log.dirs" : "log.dir"));
   }
   log_dir = dirs.front();  // validators refuse empty lists and elements
+  if (!typed_.is_null("metadata.log.dir")) {
+    // Kafka can keep the metadata log apart from the data; weir keeps it in the log directory, so
+    // another directory would leave a Kafka broker's metadata log unseen: refused, not ignored.
+    const auto& meta = typed_.get_string("metadata.log.dir");
+    const auto normal = [](const std::string& dir) {
+      std::error_code ec;
+      auto p = std::filesystem::weakly_canonical(dir, ec);
+      if (ec) p = std::filesystem::path(dir).lexically_normal();
+      std::string text = p.string();
+      while (text.size() > 1 && text.back() == '/') text.pop_back();
+      return text;
+    };
+    if (normal(meta) != normal(log_dir)) {
+      return unexpected(fmt::format(
+          "Invalid value {} for configuration metadata.log.dir: weir keeps the metadata log in the log directory "
+          "({}); a separate metadata log directory is not supported yet",
+          meta, log_dir));
+    }
+  }
 
   socket_request_max_bytes = typed_.get_int("socket.request.max.bytes");
   max_inflight_requests_per_connection = typed_.get_int("max.inflight.requests.per.connection");

@@ -145,7 +145,10 @@ constexpr KeyDef kBrokerKeys[] = {
     {"message.max.bytes", T::int32, "1048588", at_least(0), I::high, "Largest record batch.", M::cluster_wide},
     // Log directories and segments.
     {"log.dir", T::list, "/tmp/kafka-logs", non_empty_list(), I::high, "Data directory when log.dirs is not set."},
-    {"log.dirs", T::list, kNullDefault, non_empty_list(), I::high, "Data directories (weir uses the first)."},
+    {"log.dirs", T::list, kNullDefault, non_empty_list(), I::high,
+     "Data directory (one: several, Kafka's JBOD, are refused until weir has it)."},
+    {"metadata.log.dir", T::string, kNullDefault, no_check(), I::high,
+     "Where the metadata log is kept: weir keeps it in the log directory, so it may only name that directory."},
     {"log.segment.bytes", T::int32, "1073741824", at_least(1'048'576), I::high, "Segment size.", M::cluster_wide},
     {"log.roll.ms", T::int64, kNullDefault, no_check(), I::high, "Age at which a segment is rolled (segment.ms).",
      M::cluster_wide},

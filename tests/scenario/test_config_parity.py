@@ -240,6 +240,9 @@ def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     # weir only: Kafka spreads partitions over both (JBOD); weir refuses rather than use one alone.
     ("log.dirs=/tmp/weir-a,/tmp/weir-b",
      "Invalid value /tmp/weir-a,/tmp/weir-b for configuration log.dirs: weir serves one log directory"),
+    # weir only: Kafka keeps the metadata log there; weir keeps it in the log directory.
+    ("metadata.log.dir=/tmp/weir-meta",
+     "Invalid value /tmp/weir-meta for configuration metadata.log.dir: weir keeps the metadata log in the log"),
     ("listeners=SSL://127.0.0.1:0", "listener SSL://127.0.0.1:0 uses security protocol SSL"),
     ("listeners=SASL_SSL://127.0.0.1:0", "listener SASL_SSL://127.0.0.1:0 uses security protocol SASL_SSL"),
 ])

@@ -79,6 +79,15 @@ TEST(BrokerConfig, SeveralLogDirsAreRefusedNamingTheKey) {
             "are not supported yet");
 }
 
+TEST(BrokerConfig, AMetadataLogDirOtherThanTheLogDirIsRefused) {
+  // Kafka would keep the metadata log there; weir keeps it in the log directory and would not see it.
+  EXPECT_EQ(verdict({"log.dirs=/tmp/a", "metadata.log.dir=/tmp/meta"}),
+            "Invalid value /tmp/meta for configuration metadata.log.dir: weir keeps the metadata log in the log "
+            "directory (/tmp/a); a separate metadata log directory is not supported yet");
+  EXPECT_EQ(verdict({"log.dirs=/tmp/a", "metadata.log.dir=/tmp/a/"}), "ok");
+  EXPECT_EQ(verdict({"log.dirs=/tmp/a/../a", "metadata.log.dir=/tmp/a"}), "ok");
+}
+
 TEST(BrokerConfig, InvalidValuesAreRefusedWithKafkasMessage) {
   EXPECT_EQ(verdict({"group.max.size=abc"}),
             "Invalid value abc for configuration group.max.size: Not a number of type INT");
