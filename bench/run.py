@@ -16,7 +16,9 @@ comes from Kafka's run). weir gets a fresh process and data directory per phase;
            1 and 16 partitions x acks=1/all; consume throughput (confluent-kafka, assign(), no group);
            broker CPU s/GB over the perf-test produce runs; idle and peak RSS; start-up time.
   durable  weir default (fdatasync before acks=all is answered) vs Kafka topics with flush.messages=1:
-           kafka-producer-perf-test, acks=all, 1 and 16 partitions.
+           kafka-producer-perf-test, acks=all, 1 and 16 partitions; and default against default
+           (Kafka's topic without flush.messages) in the shape of franz-go's TestClient_Produce:
+           50 goroutines producing synchronously to one partition (tests/go/syncproduce).
   latency  no-fsync mode again: kafka-producer-perf-test at a fixed rate of half of Kafka's
            measured maximum (acks=all, 1 partition, from this repetition's fast phase).
 Physical limits (disk, loopback TCP) are measured once per repetition in the same run.
@@ -76,6 +78,7 @@ def produce_keys() -> list[str]:
 METRIC_KEYS = produce_keys() + [
     "durable_perf_p1_acksall_mbps", "durable_perf_p1_acksall_rps",
     "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
+    "sync_produce_defaults_rps", "sync_produce_defaults_p50_ms", "sync_produce_defaults_p99_ms",
     "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
     "consume_perf_p16_mbps", "consume_perf_p16_rps",
     "consume_rdkafka_group_p16_mbps", "consume_rdkafka_group_p16_rps",
@@ -249,6 +252,19 @@ def rdkafka_produce(bootstrap: str, topic: str, records: int, acks: str) -> dict
 
 
 CONSUMER_PERF_RE = re.compile(r"^[^,]+, [^,]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+),", re.M)
+
+
+def sync_produce(bootstrap: str, topic: str, records: int) -> dict:
+    """franz-go's TestClient_Produce shape (tests/go/syncproduce): 50 goroutines, ProduceSync,
+    one partition, MaxBufferedBytes(5000), the client's defaults otherwise."""
+    tool = ROOT / ".cache" / "bin" / "syncproduce"
+    if not tool.exists():
+        subprocess.run([str(ROOT / "scripts" / "setup-go.sh")], check=True)
+    out = subprocess.run([str(tool), "-bootstrap", bootstrap, "-topic", topic, "-records", str(records)],
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"syncproduce failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout)
 
 
 def consumer_perf_test(bootstrap: str, topic: str, records: int) -> dict:
@@ -468,6 +484,14 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
             r[f"durable_perf_p{p}_acksall_mbps"] = res["mbps"]
             r[f"durable_perf_p{p}_acksall_rps"] = res["rps"]
             log(f"{kind}/{phase}: perf-test p{p} acks=all: {res['mbps']:.1f} MiB/s")
+        # Default against default: weir fdatasyncs before answering, Kafka (a topic of its own
+        # defaults) does not.
+        create_topic(b.bootstrap, "sync-defaults", 1)
+        res = sync_produce(b.bootstrap, "sync-defaults", cfg.sync_records)
+        r.update(sync_produce_defaults_rps=res["records_per_s"], sync_produce_defaults_p50_ms=res["p50_ms"],
+                 sync_produce_defaults_p99_ms=res["p99_ms"])
+        log(f"{kind}/{phase}: 50 synchronous producers, defaults: {res['records_per_s']:.0f} rec/s, "
+            f"ack p50 {res['p50_ms']:.2f} p99 {res['p99_ms']:.2f} ms")
     elif phase == "latency":
         if latency_rate is None:  # half of this broker's max (only Kafka's run gets here)
             latency_rate = max(1, int(r["produce_perf_p1_acksall_rps"] / 2))
@@ -554,6 +578,11 @@ LABELS = [
     ("group_assign_50_ms", "group: last join to every member assigned, 50 members", "ms", False),
     ("durable_perf_p1_acksall_mbps", "durable produce, perf-test, 1 partition, acks=all", "MiB/s", True),
     ("durable_perf_p16_acksall_mbps", "durable produce, perf-test, 16 partitions, acks=all", "MiB/s", True),
+    ("sync_produce_defaults_rps",
+     "50 synchronous producers, 1 partition, weir default vs Kafka default (franz-go TestClient_Produce shape)",
+     "rec/s", True),
+    ("sync_produce_defaults_p50_ms", "the same: acknowledgement latency p50", "ms", False),
+    ("sync_produce_defaults_p99_ms", "the same: acknowledgement latency p99", "ms", False),
     ("latency_p50_ms", "produce latency p50 (perf-test, acks=all, 1 partition, fixed rate)", "ms", False),
     ("latency_p99_ms", "produce latency p99", "ms", False),
     ("latency_p999_ms", "produce latency p99.9", "ms", False),
@@ -688,6 +717,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--records", type=int, default=None, help="perf-test records per run (default 300000)")
     ap.add_argument("--rdkafka-records", type=int, default=None, help="default 200000")
     ap.add_argument("--durable-records", type=int, default=None, help="default 50000")
+    ap.add_argument("--sync-records", type=int, default=None,
+                    help="records of the 50-synchronous-producer row (default 20000, as TestClient_Produce)")
     ap.add_argument("--latency-seconds", type=float, default=None, help="default 10")
     ap.add_argument("--disk-bytes", type=int, default=None, help="default 4 GiB")
     ap.add_argument("--restart-bytes", type=int, default=None, help="data for the restart runs (default 5 GiB)")
@@ -704,7 +735,7 @@ def main(argv: list[str]) -> int:
     cfg = ap.parse_args(argv[1:])
     s = cfg.smoke
     defaults = dict(repetitions=(1, 3), records=(2000, 300_000), rdkafka_records=(2000, 200_000),
-                    durable_records=(500, 50_000), latency_seconds=(1.0, 10.0),
+                    durable_records=(500, 50_000), sync_records=(500, 20_000), latency_seconds=(1.0, 10.0),
                     disk_bytes=(16 * MB, 4096 * MB), restart_bytes=(4 * MB, 5 * 1024 * MB))
     for k, (small, big) in defaults.items():
         if getattr(cfg, k) is None:
