@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT / "tests" / "scenario"))
 from harness import procs  # noqa: E402
 from harness.kafka import KAFKA_VERSION, KafkaBroker  # noqa: E402
 from harness.paths import kafka_tool  # noqa: E402
+from harness.ports import free_port  # noqa: E402
 from harness.weir import WeirBroker  # noqa: E402
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
@@ -79,6 +80,7 @@ METRIC_KEYS = produce_keys() + [
     "durable_perf_p1_acksall_mbps", "durable_perf_p1_acksall_rps",
     "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
     "sync_produce_defaults_rps", "sync_produce_defaults_p50_ms", "sync_produce_defaults_p99_ms",
+    "sync_flush_queue_p50_ms", "sync_flush_queue_p99_ms", "sync_flush_cycle_p50_ms", "sync_flush_cycle_p99_ms",
     "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
     "consume_perf_p16_mbps", "consume_perf_p16_rps",
     "consume_rdkafka_group_p16_mbps", "consume_rdkafka_group_p16_rps",
@@ -380,8 +382,38 @@ WEIR_BIN: list = [None]
 
 def make_broker(kind: str, durable: bool, workdir: Path):
     if kind == "weir":
-        return WeirBroker(workdir, extra_args=[] if durable else ["--dev"], binary=WEIR_BIN[0])
+        # The durable instance serves its metrics (the flush-cycle histograms of the sync row).
+        extra = ["--set", f"metrics.listener=127.0.0.1:{free_port()}"] if durable else ["--dev"]
+        return WeirBroker(workdir, extra_args=extra, binary=WEIR_BIN[0])
     return KafkaBroker(workdir)
+
+
+def weir_histogram(b, name: str) -> dict[float, float]:
+    """Cumulative bucket counts {le: count} of a weir histogram from its metrics endpoint."""
+    port = next(a.split(":")[-1] for a in b.extra_args if a.startswith("metrics.listener="))
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as s:
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    out = {}
+    for line in data.decode().splitlines():
+        m = re.match(rf'{name}_bucket{{le="([^"]+)"}} (\S+)', line)
+        if m:
+            out[float("inf") if m.group(1) == "+Inf" else float(m.group(1))] = float(m.group(2))
+    return out
+
+
+def histogram_quantile(before: dict, after: dict, q: float) -> float | None:
+    """The q-quantile (upper bucket bound, seconds) of what a histogram observed between two scrapes."""
+    bounds = sorted(after)
+    counts = [after[le] - before.get(le, 0.0) for le in bounds]
+    if not counts or counts[-1] <= 0:
+        return None
+    for le, c in zip(bounds, counts):
+        if c >= q * counts[-1]:
+            return le
+    return bounds[-1]
 
 
 def run_phase(kind: str, phases: tuple[str, ...], workdir: Path, cfg: argparse.Namespace,
@@ -487,11 +519,24 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
         # Default against default: weir fdatasyncs before answering, Kafka (a topic of its own
         # defaults) does not.
         create_topic(b.bootstrap, "sync-defaults", 1)
+        hists = ("weir_flush_queue_seconds", "weir_flush_cycle_seconds")
+        before = {h: weir_histogram(b, h) for h in hists} if kind == "weir" else {}
         res = sync_produce(b.bootstrap, "sync-defaults", cfg.sync_records)
         r.update(sync_produce_defaults_rps=res["records_per_s"], sync_produce_defaults_p50_ms=res["p50_ms"],
                  sync_produce_defaults_p99_ms=res["p99_ms"])
         log(f"{kind}/{phase}: 50 synchronous producers, defaults: {res['records_per_s']:.0f} rec/s, "
             f"ack p50 {res['p50_ms']:.2f} p99 {res['p99_ms']:.2f} ms")
+        if kind == "weir":
+            # weir's side of each acks=all produce: the wait for a running cycle, and its own cycle
+            # (bucket upper bounds: 1-2-5 steps).
+            after = {h: weir_histogram(b, h) for h in hists}
+            for key, h in (("sync_flush_queue", hists[0]), ("sync_flush_cycle", hists[1])):
+                for q, tag in ((0.5, "p50"), (0.99, "p99")):
+                    v = histogram_quantile(before[h], after[h], q)
+                    r[f"{key}_{tag}_ms"] = None if v is None else v * 1000
+            log(f"{kind}/{phase}: flush queue p50/p99 <= {r['sync_flush_queue_p50_ms']}/"
+                f"{r['sync_flush_queue_p99_ms']} ms, cycle p50/p99 <= {r['sync_flush_cycle_p50_ms']}/"
+                f"{r['sync_flush_cycle_p99_ms']} ms")
     elif phase == "latency":
         if latency_rate is None:  # half of this broker's max (only Kafka's run gets here)
             latency_rate = max(1, int(r["produce_perf_p1_acksall_rps"] / 2))
@@ -583,6 +628,10 @@ LABELS = [
      "rec/s", True),
     ("sync_produce_defaults_p50_ms", "the same: acknowledgement latency p50", "ms", False),
     ("sync_produce_defaults_p99_ms", "the same: acknowledgement latency p99", "ms", False),
+    ("sync_flush_queue_p50_ms", "the same, weir only: wait for a running flush cycle p50 (bucket bound)", "ms", False),
+    ("sync_flush_queue_p99_ms", "the same, weir only: wait for a running flush cycle p99 (bucket bound)", "ms", False),
+    ("sync_flush_cycle_p50_ms", "the same, weir only: its own flush cycle p50 (bucket bound)", "ms", False),
+    ("sync_flush_cycle_p99_ms", "the same, weir only: its own flush cycle p99 (bucket bound)", "ms", False),
     ("latency_p50_ms", "produce latency p50 (perf-test, acks=all, 1 partition, fixed rate)", "ms", False),
     ("latency_p99_ms", "produce latency p99", "ms", False),
     ("latency_p999_ms", "produce latency p99.9", "ms", False),

@@ -410,7 +410,12 @@ std::string Broker::open_log_dir() {
   // Files and directories alike are synced through the logs' cache, so that a failed sync reaches
   // its disk-failure observer (a broker of a cluster halts on it).
   log_files_ = logs_->file_cache();
-  flusher_ = std::make_unique<storage::Flusher>(*log_files_);
+  storage::Flusher::Options flush_options;
+  flush_options.observe = [this](std::int64_t queued_us, std::int64_t cycle_us) {
+    flush_queue_us_.observe(static_cast<std::uint64_t>(std::max<std::int64_t>(queued_us, 0)));
+    flush_cycle_us_.observe(static_cast<std::uint64_t>(std::max<std::int64_t>(cycle_us, 0)));
+  };
+  flusher_ = std::make_unique<storage::Flusher>(*log_files_, std::move(flush_options));
   flusher_->start();
   partitions_->start(*flusher_, flush_on_acks_all_);
   partitions_->set_verification_enabled(transaction_partition_verification_enable_);

@@ -40,6 +40,7 @@
 #include "broker/quorum_link.h"
 #include "broker/replica_fetcher.h"
 #include "broker/replica_link.h"
+#include "metrics/histogram.h"
 #include "broker/replication_quota.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
@@ -204,6 +205,11 @@ class Broker final : public net::RequestSink {
   template <class F>
   auto with_group(std::int32_t partition, F f) -> boost::asio::awaitable<std::invoke_result_t<F&, GroupHost*>>;
 
+  // Group commit, observed by the flusher thread (its only writer): how long each acks=all sync
+  // request queued before its flush cycle started, and each request's cycle's duration (us).
+  [[nodiscard]] const metrics::Histogram& flush_queue_us() const { return flush_queue_us_; }
+  [[nodiscard]] const metrics::Histogram& flush_cycle_us() const { return flush_cycle_us_; }
+
   // The request counters of a shard; written only on that shard (the dispatcher's).
   [[nodiscard]] RequestStats& request_stats(std::size_t shard) { return *request_stats_[shard]; }
   // On `shard` only: the group coordinators it runs, by __consumer_offsets partition.
@@ -310,6 +316,8 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<storage::LogManager> logs_;
   std::shared_ptr<storage::FileCache> log_files_;  // logs_'s cache; outlives flusher_, which syncs through it
   std::unique_ptr<storage::Flusher> flusher_;
+  metrics::Histogram flush_queue_us_;
+  metrics::Histogram flush_cycle_us_;
   std::unique_ptr<metadata::Controller> controller_;
   metadata::ControllerConfig controller_config_;
   std::unique_ptr<QuorumLink> quorum_;

@@ -396,6 +396,14 @@ boost::asio::awaitable<std::string> render_metrics(Broker& broker, const net::Se
   render_connections(x, server, shards);
   render_partitions(x, parts);
   render_groups(x, groups, parts);
+  // Group commit (acks=all with fdatasync): written by the flusher thread, read as a snapshot.
+  x.family("weir_flush_queue_seconds", Type::kHistogram,
+           "How long an acks=all sync request waited for its flush cycle to start (the wait beyond "
+           "the fdatasync it needs: the rest of a cycle already running).");
+  x.histogram("weir_flush_queue_seconds", {}, broker.flush_queue_us().snapshot(), 1e-6);
+  x.family("weir_flush_cycle_seconds", Type::kHistogram,
+           "Duration of the flush cycle that served each acks=all sync request (its fdatasyncs).");
+  x.histogram("weir_flush_cycle_seconds", {}, broker.flush_cycle_us().snapshot(), 1e-6);
   // Fetch sessions (KIP-227): the broker-wide cache is thread-safe, read here directly.
   const FetchSessionCache& sessions = broker.fetch_sessions();
   x.family("weir_fetch_sessions", Type::kGauge, "Incremental fetch sessions cached.");

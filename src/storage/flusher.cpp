@@ -104,7 +104,7 @@ bool Flusher::submit(SyncToken token, Callback done) {
       ++stats_.rejected;
       return false;
     }
-    queue_.push_back(Request{std::move(token), std::move(done)});
+    queue_.push_back(Request{std::move(token), std::move(done), std::chrono::steady_clock::now()});
   }
   wake_.notify_one();
   return true;
@@ -138,6 +138,7 @@ void Flusher::run_cycle(std::vector<Request>& requests) {
     for (const SyncToken::FileEntry& e : r.token.files) files.emplace(e.file.get(), FileSync{e.file.get()});
     for (const auto& d : r.token.directories) directories.emplace(d, true);
   }
+  const auto started = std::chrono::steady_clock::now();
   std::vector<FileSync*> list;
   list.reserve(files.size());
   for (auto& [file, entry] : files) list.push_back(&entry);
@@ -160,6 +161,11 @@ void Flusher::run_cycle(std::vector<Request>& requests) {
     stats_.directory_syncs += static_cast<std::int64_t>(directories.size());
     stats_.failed_syncs += failed;
     stats_.largest_cycle = std::max(stats_.largest_cycle, static_cast<std::int64_t>(requests.size()));
+  }
+  if (options_.observe) {
+    const auto us = [](auto d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count(); };
+    const std::int64_t cycle_us = us(std::chrono::steady_clock::now() - started);
+    for (const Request& r : requests) options_.observe(us(started - r.submitted), cycle_us);
   }
   for (Request& r : requests) {
     bool ok = true;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -41,10 +42,17 @@ class Flusher {
  public:
   using Callback = std::move_only_function<void(Status<Errc>)>;
 
+  // Called on the flusher thread once per request of a cycle, before its callback: how long the
+  // request queued before its cycle started, and how long that cycle's syncs took (us). A request
+  // that arrived while another cycle ran queued for the rest of it: that is the wait beyond the
+  // sync it needs. Keep it short (a histogram's observe).
+  using Observer = std::function<void(std::int64_t queued_us, std::int64_t cycle_us)>;
+
   struct Options {
     std::size_t max_queued_requests = 65536;
     std::size_t sync_threads = 8;       // threads syncing one cycle's files (1: sequential)
     std::size_t parallel_min_files = 3;  // fewer files than this are synced sequentially
+    Observer observe{};                  // optional
   };
 
   struct Stats {
@@ -76,6 +84,7 @@ class Flusher {
   struct Request {
     SyncToken token;
     Callback done;
+    std::chrono::steady_clock::time_point submitted;
   };
 
   struct FileSync {

@@ -122,6 +122,47 @@ TEST_F(FlusherTest, RequestsArrivingDuringACycleShareTheNextCycle) {
   EXPECT_EQ(stats.file_syncs, 1 + 2) << "cycle 2: a's and b's log files, once each";
 }
 
+TEST_F(FlusherTest, TheObserverSeesTheWaitForARunningCycleAndEachCyclesDuration) {
+  PartitionLog& a = make_log(0);
+  append(a);
+  SyncGate gate;
+  std::atomic<bool> gate_armed{true};
+  fs.set_sync_hook([&] {
+    if (gate_armed.exchange(false)) gate.hold();
+  });
+  std::mutex mutex;
+  std::vector<std::pair<std::int64_t, std::int64_t>> seen;  // (queued_us, cycle_us), in call order
+  Flusher::Options options;
+  options.observe = [&](std::int64_t queued_us, std::int64_t cycle_us) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(queued_us, cycle_us);
+  };
+  Flusher flusher(fs, std::move(options));
+  flusher.start();
+  std::atomic<int> completed{0};
+  std::promise<void> all_done;
+  auto callback = [&](Status<Errc>) {
+    if (++completed == 3) all_done.set_value();
+  };
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  gate.wait_until_held();  // cycle 1 is syncing
+  append(a);
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  ASSERT_TRUE(flusher.submit(a.prepare_sync(), callback));
+  // Cycle 1 cannot end, and cycle 2 cannot start, before the gate opens: both requests of cycle 2
+  // queue for at least this long, and cycle 1 lasts at least this long.
+  constexpr std::int64_t kHeldUs = 20'000;
+  std::this_thread::sleep_for(std::chrono::microseconds(kHeldUs));
+  gate.release();
+  all_done.get_future().wait();
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(seen.size(), 3U);
+  EXPECT_GE(seen[0].second, kHeldUs) << "cycle 1 held its sync";
+  EXPECT_GE(seen[1].first, kHeldUs) << "queued behind cycle 1";
+  EXPECT_GE(seen[2].first, kHeldUs);
+  EXPECT_EQ(seen[1].second, seen[2].second) << "one cycle served both";
+}
+
 TEST_F(FlusherTest, FailedSyncReportsStorageErrorToItsRequestsOnly) {
   PartitionLog& a = make_log(0);
   append(a);
