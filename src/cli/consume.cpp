@@ -16,7 +16,9 @@
 #include <utility>
 
 #include "cli/client_command.h"
+#include "client/group_membership.h"
 #include "protocol/gen/fetch_request.h"
+#include "protocol/gen/fetch_response.h"
 #include "protocol/record/batch_splitter.h"
 #include "protocol/record/compression.h"
 #include "protocol/record/record.h"
@@ -38,6 +40,7 @@ struct ConsumeArgs {
   std::string isolation = "read_uncommitted";
   std::string format = "Partition:{partition}\\t{key}\\t{value}";
   std::int64_t idle_timeout_ms = -1;
+  std::string group;  // --group: read as a member of this consumer group
 };
 
 std::int64_t now_ms() {
@@ -160,15 +163,101 @@ std::string json_line(const Out& o) {
   return j.str() + "\n";
 }
 
+// Appends the records of one fetched partition from `position` on to `out` (rendered with
+// `format`, or as JSON lines) and moves `position` past them, past control batches and, with
+// read_committed, past aborted transactions' batches; stops once `count` reaches max_records
+// (-1: no limit). An error message when the records cannot be read.
+std::optional<std::string> read_records(const std::string& topic, std::int32_t p,
+                                        const protocol::FetchResponse::PartitionData& rp, bool read_committed,
+                                        bool json, const std::string& format, std::int64_t max_records,
+                                        std::int64_t& position, std::int64_t& count, std::string& out) {
+  if (!rp.records || rp.records->empty()) return std::nullopt;
+  // Aborted transactions (read_committed): their producers' batches from first_offset on are
+  // skipped until that producer's marker.
+  std::multimap<std::int64_t, std::int64_t> aborted_from;  // first offset -> producer id
+  if (rp.aborted_transactions) {
+    for (const auto& a : *rp.aborted_transactions) aborted_from.emplace(a.first_offset, a.producer_id);
+  }
+  std::set<std::int64_t> aborting;
+  const ByteSpan bytes = std::as_bytes(std::span(rp.records->data(), rp.records->size()));
+  record::BatchSplitter split(bytes);
+  for (;;) {
+    auto next = split.next();
+    if (!next) return fmt::format("a malformed record batch from {}-{}", topic, p);
+    if (!*next) break;
+    const record::RecordBatchView& batch = **next;
+    while (!aborted_from.empty() && aborted_from.begin()->first <= batch.last_offset()) {
+      aborting.insert(aborted_from.begin()->second);
+      aborted_from.erase(aborted_from.begin());
+    }
+    if (batch.next_offset() <= position) continue;
+    if (batch.is_control()) {
+      aborting.erase(batch.producer_id());
+      position = batch.next_offset();
+      continue;
+    }
+    if (read_committed && batch.is_transactional() && aborting.contains(batch.producer_id())) {
+      position = batch.next_offset();
+      continue;
+    }
+    auto section = record::read_records_section(batch, kMaxDecompressedBatch);
+    if (!section) return fmt::format("cannot decompress a batch from {}-{}", topic, p);
+    bool done = false;
+    auto status = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
+      const std::int64_t offset = batch.base_offset() + r.offset_delta;
+      if (done || offset < position) return;
+      const std::int64_t ts = batch.timestamp_type() == record::TimestampType::log_append_time
+                                  ? batch.max_timestamp()
+                                  : batch.base_timestamp() + r.timestamp_delta;
+      const Out o{topic, p, offset, ts, r};
+      out += json ? json_line(o) : render(format, o);
+      position = offset + 1;
+      ++count;
+      if (max_records >= 0 && count >= max_records) done = true;
+    });
+    if (!status) return fmt::format("a malformed record in {}-{}", topic, p);
+    if (done) break;
+    position = batch.next_offset();
+  }
+  return std::nullopt;
+}
+
+// Ctrl+C (or SIGTERM) sets `stopping`; the wait is cancelled when this goes.
+class StopOnSignal {
+ public:
+  StopOnSignal(const asio::any_io_executor& executor, bool& stopping) : signals_(executor, SIGINT, SIGTERM) {
+    signals_.async_wait([&stopping](const boost::system::error_code& ec, int) {
+      if (!ec) stopping = true;
+    });
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  ~StopOnSignal() {
+    boost::system::error_code ignored;
+    signals_.cancel(ignored);
+  }
+
+ private:
+  asio::signal_set signals_;
+};
+
+asio::awaitable<void> pause_ms(std::int64_t ms) {
+  asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+  co_await pause.async_wait(asio::use_awaitable);
+}
+
 struct Position {
   std::int64_t offset = 0;
 };
+
+asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from);
 
 asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   const auto from = parse_from(args.from);
   if (!from)
     co_return s.fail(
         fmt::format("--from {}: expected beginning, end, an offset, @<epoch ms> or @-<N>s|m|h|d", args.from));
+  if (!args.group.empty()) co_return co_await consume_group(s, args, *from);
   const std::int8_t isolation = args.isolation == "read_committed" ? 1 : 0;
   const std::string format = unescape(args.format);
 
@@ -213,17 +302,7 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
 
   // Ctrl+C (or SIGTERM) ends the follow loop after the fetch in flight.
   bool stopping = false;
-  asio::signal_set signals(co_await asio::this_coro::executor, SIGINT, SIGTERM);
-  signals.async_wait([&stopping](const boost::system::error_code& ec, int) {
-    if (!ec) stopping = true;
-  });
-  struct CancelSignals {
-    asio::signal_set& set;
-    ~CancelSignals() {
-      boost::system::error_code ignored;
-      set.cancel(ignored);
-    }
-  } cancel_signals{signals};
+  const StopOnSignal on_signal(co_await asio::this_coro::executor, stopping);
 
   const std::int64_t reset_timestamp =
       from->timestamp == client::kEarliestTimestamp ? client::kEarliestTimestamp : client::kLatestTimestamp;
@@ -244,8 +323,7 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
     }
     if (by_leader.empty()) {  // no partition has a leader now: look again shortly
       refresh = true;
-      asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
-      co_await pause.async_wait(asio::use_awaitable);
+      co_await pause_ms(200);
       continue;
     }
     for (auto& [leader, leader_parts] : by_leader) {
@@ -289,53 +367,9 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
             }
             co_return s.fail_code(fmt::format("cannot fetch from {}-{}", args.topic, p), rp.error_code, std::nullopt);
           }
-          if (!rp.records || rp.records->empty()) continue;
-          // Aborted transactions (read_committed): their producers' batches from first_offset on
-          // are skipped until that producer's marker.
-          std::multimap<std::int64_t, std::int64_t> aborted_from;  // first offset -> producer id
-          if (rp.aborted_transactions) {
-            for (const auto& a : *rp.aborted_transactions) aborted_from.emplace(a.first_offset, a.producer_id);
-          }
-          std::set<std::int64_t> aborting;
-          const ByteSpan bytes = std::as_bytes(std::span(rp.records->data(), rp.records->size()));
-          record::BatchSplitter split(bytes);
-          for (;;) {
-            auto next = split.next();
-            if (!next) co_return s.fail(fmt::format("a malformed record batch from {}-{}", args.topic, p));
-            if (!*next) break;
-            const record::RecordBatchView& batch = **next;
-            while (!aborted_from.empty() && aborted_from.begin()->first <= batch.last_offset()) {
-              aborting.insert(aborted_from.begin()->second);
-              aborted_from.erase(aborted_from.begin());
-            }
-            if (batch.next_offset() <= position[p].offset) continue;
-            if (batch.is_control()) {
-              aborting.erase(batch.producer_id());
-              position[p].offset = batch.next_offset();
-              continue;
-            }
-            if (isolation == 1 && batch.is_transactional() && aborting.contains(batch.producer_id())) {
-              position[p].offset = batch.next_offset();
-              continue;
-            }
-            auto section = record::read_records_section(batch, kMaxDecompressedBatch);
-            if (!section) co_return s.fail(fmt::format("cannot decompress a batch from {}-{}", args.topic, p));
-            bool done = false;
-            auto status = record::for_each_record(section->reader(), [&](const record::RecordView& r) {
-              const std::int64_t offset = batch.base_offset() + r.offset_delta;
-              if (done || offset < position[p].offset) return;
-              const std::int64_t ts = batch.timestamp_type() == record::TimestampType::log_append_time
-                                          ? batch.max_timestamp()
-                                          : batch.base_timestamp() + r.timestamp_delta;
-              const Out o{args.topic, p, offset, ts, r};
-              out += s.json() ? json_line(o) : render(format, o);
-              position[p].offset = offset + 1;
-              ++count;
-              if (args.max_records >= 0 && count >= args.max_records) done = true;
-            });
-            if (!status) co_return s.fail(fmt::format("a malformed record in {}-{}", args.topic, p));
-            if (done) break;
-            position[p].offset = batch.next_offset();
+          if (auto e = read_records(args.topic, p, rp, isolation == 1, s.json(), format, args.max_records,
+                                    position[p].offset, count, out)) {
+            co_return s.fail(*e);
           }
           if (args.max_records >= 0 && count >= args.max_records) break;
         }
@@ -354,6 +388,179 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   co_return kExitOk;
 }
 
+// The offset `timestamp` (a time, or client::kEarliestTimestamp / kLatestTimestamp) points at
+// in topic-partition p: the end when no record is that late.
+asio::awaitable<Result<std::int64_t, client::Error>> offset_for(Session& s, std::string topic, std::int32_t p,
+                                                                std::int64_t timestamp) {
+  std::string again = topic;
+  auto o = co_await s.client().list_offsets(std::move(topic), p, timestamp, client::deadline_after_ms(s.timeout_ms()));
+  if (!o) co_return unexpected(std::move(o.error()));
+  if (o->offset >= 0) co_return o->offset;
+  auto end = co_await s.client().list_offsets(std::move(again), p, client::kLatestTimestamp,
+                                              client::deadline_after_ms(s.timeout_ms()));
+  if (!end) co_return unexpected(std::move(end.error()));
+  co_return end->offset;
+}
+
+// --group: a member of a classic consumer group (client/group_membership.h). Partitions start at
+// the group's committed offsets, else where --from says (Kafka's auto.offset.reset); what was
+// read is committed every 5 s, before partitions are given up and when the command ends, which
+// also leaves the group.
+asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from) {
+  const bool read_committed = args.isolation == "read_committed";
+  const std::string format = unescape(args.format);
+  auto found = co_await s.wait_for_topic(args.topic);
+  if (!found) co_return s.fail(found.error());
+
+  client::GroupMemberConfig config;
+  config.group_id = args.group;
+  config.topics = {args.topic};
+  client::GroupMembership member(co_await asio::this_coro::executor, s.client().options(), std::move(config));
+  member.on_warning = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
+  member.start();
+
+  bool stopping = false;
+  const StopOnSignal on_signal(co_await asio::this_coro::executor, stopping);
+  const std::int64_t reset_timestamp =
+      from.timestamp == client::kEarliestTimestamp ? client::kEarliestTimestamp : client::kLatestTimestamp;
+  std::int64_t count = 0;
+  std::int64_t last_record_at = now_ms();
+  bool refresh = false;
+  std::optional<std::string> failed;
+  std::optional<client::Error> cause;
+  const auto limit_reached = [&] { return args.max_records >= 0 && count >= args.max_records; };
+  while (!stopping && !limit_reached() && !failed) {
+    if (args.idle_timeout_ms >= 0 && now_ms() - last_record_at >= args.idle_timeout_ms) break;
+    if (member.failure()) {
+      failed = fmt::format("consumer group '{}' failed", args.group);
+      cause = member.failure();
+      break;
+    }
+    if (!member.usable()) {
+      co_await pause_ms(50);
+      continue;
+    }
+    if (refresh) {
+      std::optional<std::vector<std::string>> again{std::in_place, {args.topic}};
+      (void)co_await s.client().metadata(std::move(again), client::deadline_after_ms(s.timeout_ms()));
+      refresh = false;
+      continue;
+    }
+    // Assigned partitions without a committed offset start where --from says.
+    const std::uint64_t epoch = member.epoch();
+    bool unplaced = false;
+    for (const auto& tp : member.assignment()) {
+      if (member.position(tp)) continue;
+      std::string topic = tp.first;
+      auto o = co_await offset_for(s, std::move(topic), tp.second, from.timestamp);
+      if (member.epoch() != epoch) break;
+      if (!o) {
+        failed = fmt::format("cannot find where to start in {}-{}", tp.first, tp.second);
+        cause = std::move(o.error());
+        break;
+      }
+      member.seek(tp, *o);
+    }
+    if (failed || member.epoch() != epoch) continue;
+
+    const client::TopicInfo* t = s.client().cluster().topic(args.topic);
+    std::map<std::int32_t, std::vector<std::int32_t>> by_leader;
+    for (const auto& tp : member.assignment()) {
+      auto leader = s.client().cluster().leader(tp.first, tp.second);
+      if (!leader) {
+        unplaced = true;
+        continue;
+      }
+      if (member.position(tp)) by_leader[*leader].push_back(tp.second);
+    }
+    if (unplaced) refresh = true;
+    if (by_leader.empty()) {  // nothing assigned, or no leader now: look again shortly
+      co_await pause_ms(unplaced ? 200 : 100);
+      continue;
+    }
+    for (auto& [leader, leader_parts] : by_leader) {
+      protocol::FetchRequest req;
+      req.max_wait_ms = 500;
+      req.min_bytes = 1;
+      req.max_bytes = 50 << 20;
+      req.isolation_level = read_committed ? 1 : 0;
+      req.session_id = 0;
+      req.session_epoch = -1;
+      auto& ft = req.topics.emplace_back();
+      ft.topic = args.topic;
+      if (t != nullptr) ft.topic_id = t->id;
+      std::map<std::int32_t, std::int64_t> sent;
+      for (const std::int32_t p : leader_parts) {
+        auto& fp = ft.partitions.emplace_back();
+        fp.partition = p;
+        fp.fetch_offset = *member.position({args.topic, p});
+        fp.partition_max_bytes = 1 << 20;
+        sent[p] = fp.fetch_offset;
+      }
+      client::Target target = client::target::Node{leader};
+      client::CallOptions options;
+      options.deadline = client::deadline_after_ms(s.timeout_ms());
+      if (ft.topic_id.is_zero()) options.max_version = 12;  // v13 names topics by id only
+      auto resp = co_await s.client().send(std::move(target), std::move(req), std::move(options));
+      if (!resp) {
+        failed = fmt::format("cannot fetch from topic '{}'", args.topic);
+        cause = std::move(resp.error());
+        break;
+      }
+      // An answer to a fetch sent before the assignment changed is no longer this member's to print.
+      if (member.epoch() != epoch || !member.usable()) break;
+      std::string out;
+      for (auto& rt : resp->responses) {
+        for (auto& rp : rt.partitions) {
+          const std::int32_t p = rp.partition_index;
+          const client::TopicPartition tp{args.topic, p};
+          const auto position = member.position(tp);
+          if (!sent.contains(p) || position != sent[p]) continue;
+          if (rp.error_code == kOffsetOutOfRange) {
+            std::string topic = args.topic;
+            auto o = co_await offset_for(s, std::move(topic), p, reset_timestamp);
+            if (!o) {
+              failed = fmt::format("cannot reset the position in {}-{}", args.topic, p);
+              cause = std::move(o.error());
+              break;
+            }
+            if (member.epoch() == epoch) member.seek(tp, *o);
+            continue;
+          }
+          if (rp.error_code != 0) {
+            if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
+              refresh = true;
+              continue;
+            }
+            failed = fmt::format("cannot fetch from {}-{}: {}", args.topic, p,
+                                 client::Error::kafka(rp.error_code, "").name());
+            break;
+          }
+          std::int64_t next = *position;
+          if (auto e = read_records(args.topic, p, rp, read_committed, s.json(), format, args.max_records, next, count,
+                                    out)) {
+            failed = *e;
+            break;
+          }
+          member.seek(tp, next);
+          if (limit_reached()) break;
+        }
+        if (failed || limit_reached()) break;
+      }
+      if (!out.empty()) {
+        print(out);
+        std::fflush(stdout);
+        last_record_at = now_ms();
+      }
+      if (failed || stopping || limit_reached() || member.epoch() != epoch) break;
+    }
+  }
+  co_await member.close();
+  if (failed) co_return s.fail(*failed, cause);
+  if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
+  co_return kExitOk;
+}
+
 }  // namespace
 
 void add_consume_command(CLI::App& app, int& exit_code) {
@@ -364,7 +571,12 @@ void add_consume_command(CLI::App& app, int& exit_code) {
   cmd->add_option("topic", args->topic, "The topic")->required();
   cmd->add_option("--from", args->from,
                   "beginning, end (default), an offset, @<ms since the epoch>, or @-<N>s|m|h|d (that long ago)");
-  cmd->add_option("--partition,-p", args->partitions, "Only these partitions (repeatable)");
+  auto* partition = cmd->add_option("--partition,-p", args->partitions, "Only these partitions (repeatable)");
+  auto* group = cmd->add_option("--group,-g", args->group,
+                                "Read as a member of this consumer group: the group's partitions are shared with its "
+                                "other members (cooperative-sticky, or range), start at its committed offsets (else "
+                                "--from: beginning, end or a time) and what was read is committed");
+  partition->excludes(group);
   cmd->add_option("-n,--max-records", args->max_records, "Stop after this many records")->check(CLI::NonNegativeNumber);
   cmd->add_option("--isolation", args->isolation, "read_uncommitted (default) or read_committed")
       ->check(CLI::IsMember({"read_uncommitted", "read_committed"}));
@@ -375,6 +587,17 @@ void add_consume_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--idle-timeout-ms", args->idle_timeout_ms, "Stop after this long without a record")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([flags, args, &exit_code]() {
+    if (!args->group.empty()) {
+      const auto from = parse_from(args->from);
+      if (from && from->offset) {
+        std::fprintf(stderr,
+                     "error: --from %s: an offset needs --partition, which --group does not allow (use "
+                     "beginning, end or a time)\n",
+                     args->from.c_str());
+        exit_code = kExitUsage;
+        return;
+      }
+    }
     exit_code = run_client(*flags, [args](Session& s) { return consume(s, *args); });
   });
 }

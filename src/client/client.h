@@ -90,6 +90,9 @@ struct CallOptions {
   std::optional<std::int16_t> max_version;
   RetryOn retry_on = RetryOn::kRoutingErrors;
   bool expect_response = true;  // false for Produce with acks=0
+  // One attempt's time limit (default: ClientOptions::request_timeout_ms); longer for requests
+  // the broker holds, such as JoinGroup (Kafka's clients allow it the rebalance timeout + 5 s).
+  std::optional<std::int64_t> request_timeout_ms;
 };
 
 // Reported before each retry (for logs, tests, the console).
@@ -205,6 +208,7 @@ class Client {
                                                                       Deadline deadline);
 
   [[nodiscard]] const MetadataCache& cluster() const noexcept { return metadata_; }
+  [[nodiscard]] const ClientOptions& options() const noexcept { return options_; }
   [[nodiscard]] std::size_t connections_opened() const noexcept { return connections_opened_; }
   // The connection a request to `node` uses (for tools showing negotiated versions).
   boost::asio::awaitable<Result<std::shared_ptr<Connection>, Error>> connection(std::int32_t node, Deadline deadline);
@@ -286,7 +290,8 @@ boost::asio::awaitable<Result<ResponseOf<Request>, Error>> Client::send(Target t
       co_return unexpected(Error::unsupported(
           fmt::format("{} offers no version of {} that this client can use", (*conn)->describe(), api)));
     }
-    const Deadline attempt_deadline = std::min(deadline, deadline_after_ms(options_.request_timeout_ms));
+    const Deadline attempt_deadline =
+        std::min(deadline, deadline_after_ms(options.request_timeout_ms.value_or(options_.request_timeout_ms)));
     auto response = co_await (*conn)->send(request, *version, attempt_deadline, options.expect_response);
     if (!response) {
       if (response.error().kind == ErrorKind::kProtocol) co_return unexpected(std::move(response.error()));

@@ -1,0 +1,402 @@
+#include "client/group_membership.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <exception>
+#include <utility>
+
+#include "protocol/gen/heartbeat_response.h"
+#include "protocol/gen/leave_group_response.h"
+#include "protocol/gen/offset_fetch_request.h"
+#include "protocol/gen/offset_fetch_response.h"
+
+namespace weir::client {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// OffsetCommit and OffsetFetch v10 name topics by id only; this member names them.
+constexpr std::int16_t kMaxOffsetApiVersion = 9;
+constexpr std::int64_t kMaxBackoffMs = 1'000;  // retry.backoff.max.ms
+
+Target coordinator_of(const GroupMemberConfig& config) {
+  return target::Coordinator{CoordinatorType::kGroup, config.group_id};
+}
+
+}  // namespace
+
+GroupMembership::GroupMembership(asio::any_io_executor executor, ClientOptions client_options, GroupMemberConfig config)
+    : executor_(executor),
+      client_options_(std::move(client_options)),
+      client_(std::make_unique<Client>(executor, client_options_)),
+      member_(std::move(config)),
+      wake_(executor),
+      finished_(executor, Clock::time_point::max()) {}
+
+GroupMembership::~GroupMembership() {
+  if (client_) client_->stop();
+  for (auto& c : retired_) c->stop();
+}
+
+void GroupMembership::start() {
+  running_ = true;
+  asio::co_spawn(executor_, run(), asio::detached);
+}
+
+asio::awaitable<void> GroupMembership::close() {
+  closing_ = true;
+  usable_ = false;
+  wake_.cancel();
+  if (running_ && holding_) {
+    // The coordinator holds a JoinGroup or SyncGroup on that connection and would answer nothing
+    // else on it before: leave over new connections.
+    client_->stop();
+    retired_.push_back(std::move(client_));
+    client_ = std::make_unique<Client>(executor_, client_options_);
+  }
+  if (running_) {
+    boost::system::error_code ignored;
+    co_await finished_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+  client_->stop();
+  for (auto& c : retired_) c->stop();
+}
+
+std::vector<TopicPartition> GroupMembership::assignment() const {
+  return {member_.owned().begin(), member_.owned().end()};
+}
+
+std::optional<std::int64_t> GroupMembership::position(const TopicPartition& tp) const {
+  const auto it = positions_.find(tp);
+  return it == positions_.end() ? std::nullopt : it->second;
+}
+
+void GroupMembership::seek(const TopicPartition& tp, std::int64_t offset) {
+  if (member_.owned().contains(tp)) positions_[tp] = offset;
+}
+
+Deadline GroupMembership::request_deadline() const { return deadline_after_ms(client_options_.request_timeout_ms); }
+
+void GroupMembership::fail(Error error) {
+  if (!failure_) failure_ = std::move(error);
+  usable_ = false;
+}
+
+void GroupMembership::forget(const std::vector<TopicPartition>& partitions) {
+  for (const auto& tp : partitions) {
+    positions_.erase(tp);
+    committed_.erase(tp);
+  }
+  ++epoch_;
+}
+
+asio::awaitable<void> GroupMembership::sleep_ms(std::int64_t ms) {
+  if (closing_) co_return;
+  wake_.expires_after(std::chrono::milliseconds(ms));
+  boost::system::error_code ignored;
+  co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+}
+
+asio::awaitable<void> GroupMembership::run() {
+  try {
+    while (!closing_ && !failure_) {
+      if (member_.rejoin_needed() || member_.state() != MemberState::kStable) {
+        co_await rebalance();
+        continue;
+      }
+      const auto now = Clock::now();
+      if (now >= next_heartbeat_) {
+        co_await heartbeat();
+        continue;
+      }
+      if (now >= next_commit_) {
+        next_commit_ = now + std::chrono::milliseconds(member_.config().auto_commit_interval_ms);
+        std::optional<std::vector<TopicPartition>> all;
+        (void)co_await commit(std::move(all));
+        continue;
+      }
+      wake_.expires_at(std::min(next_heartbeat_, next_commit_));
+      boost::system::error_code ignored;
+      co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
+    usable_ = false;
+    if (closing_ && !failure_) {
+      std::optional<std::vector<TopicPartition>> all;
+      (void)co_await commit(std::move(all));
+    }
+    co_await leave();
+  } catch (const std::exception& e) {
+    fail(Error::protocol(fmt::format("the group membership stopped: {}", e.what())));
+  }
+  usable_ = false;
+  running_ = false;
+  finished_.cancel();
+}
+
+asio::awaitable<void> GroupMembership::rebalance() {
+  usable_ = false;
+  ++epoch_;
+  const GroupMemberConfig& config = member_.config();
+  // Kafka's onJoinPrepare: commit what was read before anything is given up.
+  if (member_.can_commit()) {
+    std::optional<std::vector<TopicPartition>> all;
+    (void)co_await commit(std::move(all));
+  }
+  if (closing_) co_return;
+  JoinPreparation prep = member_.prepare_join();
+  if (!prep.revoked.empty() || !prep.lost.empty()) {
+    AssignmentChange change;
+    change.assigned = assignment();
+    change.revoked = prep.revoked;
+    change.revoked.insert(change.revoked.end(), prep.lost.begin(), prep.lost.end());
+    forget(change.revoked);
+    if (on_assignment) on_assignment(change);
+  }
+
+  const auto backoff_ms = [this] {
+    return std::min<std::int64_t>(kMaxBackoffMs, member_.config().retry_backoff_ms << std::min(failures_, 4));
+  };
+  const auto call_failed = [&](const Error& e) {
+    ++failures_;
+    if (!e.retriable() && e.kind != ErrorKind::kTimeout) fail(e);
+  };
+  const std::int64_t held_ms =
+      std::max<std::int64_t>(client_options_.request_timeout_ms, std::int64_t{config.rebalance_timeout_ms} + 5'000);
+
+  holding_ = true;
+  std::optional<std::string> reason;
+  auto join = member_.join_request(std::move(reason));
+  CallOptions join_options;
+  join_options.deadline = deadline_after_ms(held_ms);
+  join_options.request_timeout_ms = held_ms;
+  Target to = coordinator_of(config);
+  auto joined = co_await client_->send(std::move(to), std::move(join), std::move(join_options));
+  holding_ = false;
+  if (closing_) co_return;
+  if (!joined) {
+    call_failed(joined.error());
+    co_await sleep_ms(backoff_ms());
+    co_return;
+  }
+  const Next after_join = member_.on_join_response(*joined);
+  if (after_join != Next::kSync) {
+    if (after_join == Next::kFatal) fail(member_.error());
+    if (after_join == Next::kRetry || after_join == Next::kFindCoordinator) {
+      ++failures_;
+      co_await sleep_ms(backoff_ms());
+    }
+    co_return;
+  }
+
+  std::vector<protocol::SyncGroupRequest::SyncGroupRequestAssignment> assignments;
+  if (member_.is_leader()) {
+    std::optional<std::vector<std::string>> topics{member_.subscribed_topics()};
+    auto md = co_await client_->metadata(std::move(topics), request_deadline());
+    if (closing_) co_return;
+    if (!md) {
+      call_failed(md.error());
+      member_.request_rejoin();
+      co_await sleep_ms(backoff_ms());
+      co_return;
+    }
+    PartitionCounts counts;
+    for (const auto& t : member_.subscribed_topics()) {
+      const TopicInfo* info = client_->cluster().topic(t);
+      if (info != nullptr && info->error_code == 0 && !info->partitions.empty()) {
+        counts[t] = static_cast<std::int32_t>(info->partitions.size());
+      }
+    }
+    assignments = member_.leader_assignments(counts);
+  }
+
+  holding_ = true;
+  auto sync = member_.sync_request(std::move(assignments));
+  CallOptions sync_options;
+  sync_options.deadline = deadline_after_ms(held_ms);
+  sync_options.request_timeout_ms = held_ms;
+  Target again = coordinator_of(config);
+  auto synced = co_await client_->send(std::move(again), std::move(sync), std::move(sync_options));
+  holding_ = false;
+  if (closing_) co_return;
+  if (!synced) {
+    call_failed(synced.error());
+    member_.request_rejoin();
+    co_await sleep_ms(backoff_ms());
+    co_return;
+  }
+  AssignmentChange change;
+  const Next after_sync = member_.on_sync_response(*synced, change);
+  if (after_sync != Next::kStable) {
+    if (after_sync == Next::kFatal) fail(member_.error());
+    if (after_sync == Next::kFindCoordinator) {
+      ++failures_;
+      co_await sleep_ms(backoff_ms());
+    }
+    co_return;
+  }
+
+  // Cooperative: what this member gives up is committed first, then no longer read.
+  if (!change.revoked.empty()) {
+    std::optional<std::vector<TopicPartition>> revoked{change.revoked};
+    (void)co_await commit(std::move(revoked));
+    forget(change.revoked);
+  }
+  for (const auto& tp : change.added) positions_[tp] = std::nullopt;
+  if (!change.added.empty()) {
+    std::vector<TopicPartition> added = change.added;
+    auto offsets = co_await committed(std::move(added));
+    if (closing_) co_return;
+    if (!offsets) {
+      fail(offsets.error());
+      co_return;
+    }
+    for (const auto& [tp, offset] : *offsets) {
+      if (!member_.owned().contains(tp)) continue;
+      positions_[tp] = offset;
+      committed_[tp] = offset;
+    }
+  }
+  failures_ = 0;
+  ++epoch_;
+  const auto now = Clock::now();
+  next_heartbeat_ = now + std::chrono::milliseconds(config.heartbeat_interval_ms);
+  next_commit_ = now + std::chrono::milliseconds(config.auto_commit_interval_ms);
+  usable_ = !member_.rejoin_needed();
+  if (on_assignment) on_assignment(change);
+}
+
+asio::awaitable<void> GroupMembership::heartbeat() {
+  const GroupMemberConfig& config = member_.config();
+  next_heartbeat_ = Clock::now() + std::chrono::milliseconds(config.heartbeat_interval_ms);
+  auto request = member_.heartbeat_request();
+  CallOptions options;
+  options.deadline = request_deadline();
+  Target to = coordinator_of(config);
+  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  if (closing_) co_return;
+  if (!response) {
+    // Kafka's heartbeat thread tries again after retry.backoff.ms; a member the coordinator
+    // dropped meanwhile learns it from the next answer (UNKNOWN_MEMBER_ID).
+    next_heartbeat_ = Clock::now() + std::chrono::milliseconds(config.retry_backoff_ms);
+    co_return;
+  }
+  const Next next = member_.on_heartbeat_response(response->error_code);
+  if (next == Next::kFatal) fail(member_.error());
+  if (next == Next::kRejoin) usable_ = false;
+  if (next == Next::kFindCoordinator) {
+    next_heartbeat_ = Clock::now() + std::chrono::milliseconds(config.retry_backoff_ms);
+    std::string group = config.group_id;
+    (void)co_await client_->find_coordinator(CoordinatorType::kGroup, std::move(group), request_deadline());
+  }
+}
+
+asio::awaitable<bool> GroupMembership::commit(std::optional<std::vector<TopicPartition>> only) {
+  if (!member_.can_commit()) co_return false;
+  std::map<TopicPartition, std::int64_t> offsets;
+  for (const auto& [tp, position] : positions_) {
+    if (!position) continue;
+    if (only && std::ranges::find(*only, tp) == only->end()) continue;
+    if (const auto c = committed_.find(tp); c != committed_.end() && c->second == *position) continue;
+    offsets[tp] = *position;
+  }
+  if (offsets.empty()) co_return true;
+  auto request = member_.commit_request(offsets);
+  CallOptions options;
+  options.deadline = request_deadline();
+  options.max_version = kMaxOffsetApiVersion;
+  Target to = coordinator_of(member_.config());
+  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  if (!response) {
+    if (on_warning) on_warning(fmt::format("offset commit failed: {}", response.error().to_string()));
+    co_return false;
+  }
+  const Next next = member_.on_commit_response(*response);
+  if (next == Next::kContinue) {
+    for (const auto& [tp, offset] : offsets) committed_[tp] = offset;
+    co_return true;
+  }
+  if (on_warning) on_warning(fmt::format("offset commit failed: {}", member_.error().to_string()));
+  if (next == Next::kRejoin) usable_ = false;
+  if (next == Next::kFindCoordinator) {
+    std::string group = member_.config().group_id;
+    (void)co_await client_->find_coordinator(CoordinatorType::kGroup, std::move(group), request_deadline());
+  }
+  co_return false;
+}
+
+asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, Error>> GroupMembership::committed(
+    std::vector<TopicPartition> partitions) {
+  const std::string& group = member_.config().group_id;
+  protocol::OffsetFetchRequest request;
+  request.group_id = group;  // v1-7
+  request.require_stable = true;
+  auto& g = request.groups.emplace_back();  // v8+
+  g.group_id = group;
+  std::vector<protocol::OffsetFetchRequest::OffsetFetchRequestTopic> old_topics;
+  for (const auto& [topic, partition] : partitions) {
+    if (old_topics.empty() || old_topics.back().name != topic) old_topics.emplace_back().name = topic;
+    old_topics.back().partition_indexes.push_back(partition);
+    if (g.topics->empty() || g.topics->back().name != topic) g.topics->emplace_back().name = topic;
+    g.topics->back().partition_indexes.push_back(partition);
+  }
+  request.topics = std::move(old_topics);
+  CallOptions options;
+  options.deadline = deadline_after_ms(client_options_.default_api_timeout_ms);
+  options.max_version = kMaxOffsetApiVersion;
+  options.retry_on = RetryOn::kAllRetriable;  // COORDINATOR_LOAD_IN_PROGRESS, UNSTABLE_OFFSET_COMMIT
+  Target to = coordinator_of(member_.config());
+  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  if (!response) co_return unexpected(std::move(response.error()));
+  std::int16_t code = response->error_code;
+  if (code == 0 && !response->groups.empty()) code = response->groups.front().error_code;
+  if (code != 0) co_return unexpected(Error::kafka(code, fmt::format("cannot read the offsets of group '{}'", group)));
+  std::map<TopicPartition, std::int64_t> out;
+  std::optional<Error> partition_error;
+  const auto take = [&](const auto& topics) {
+    for (const auto& t : topics) {
+      for (const auto& p : t.partitions) {
+        if (p.error_code != 0 && !partition_error) {
+          partition_error = Error::kafka(
+              p.error_code, fmt::format("cannot read the committed offset of {}-{}", t.name, p.partition_index));
+        }
+        if (p.error_code == 0 && p.committed_offset >= 0) out[{t.name, p.partition_index}] = p.committed_offset;
+      }
+    }
+  };
+  take(response->topics);
+  for (const auto& rg : response->groups) take(rg.topics);
+  if (partition_error) co_return unexpected(std::move(*partition_error));
+  co_return out;
+}
+
+asio::awaitable<void> GroupMembership::leave() {
+  auto request = member_.leave_request("the consumer is being closed");
+  positions_.clear();
+  committed_.clear();
+  ++epoch_;
+  if (!request) co_return;
+  CallOptions options;
+  options.deadline = request_deadline();
+  Target to = coordinator_of(member_.config());
+  auto response = co_await client_->send(std::move(to), std::move(*request), std::move(options));
+  if (!response) {
+    if (on_warning) on_warning(fmt::format("LeaveGroup failed: {}", response.error().to_string()));
+    co_return;
+  }
+  std::int16_t code = response->error_code;
+  for (const auto& m : response->members) {
+    if (code == 0) code = m.error_code;
+  }
+  if (code != 0 && on_warning) {
+    on_warning(fmt::format("LeaveGroup failed: {}", Error::kafka(code, "").to_string()));
+  }
+}
+
+}  // namespace weir::client

@@ -1,0 +1,278 @@
+"""`weir consume TOPIC --group G` (issue 17): the CLI as a member of a classic consumer group
+(JoinGroup/SyncGroup/heartbeats, cooperative-sticky first, range too), against weir and against
+Apache Kafka 4.3.1.
+
+  - test_commits_what_it_read_and_a_second_run_resumes: `-n 5` reads five records; the offsets
+    `weir group describe` and kafka-consumer-groups show are what it read; a second run of the
+    group (`--output json`) reads the rest, nothing twice.
+  - test_two_members_split_the_partitions_then_one_takes_all: two `weir consume --group` processes
+    on four partitions own two each (disjoint) and see every record once between them; when one
+    exits (Ctrl+C) the other takes all four and carries on where the first stopped.
+  - test_shares_partitions_with_a_librdkafka_member: a weir member and a confluent-kafka consumer
+    (partition.assignment.strategy cooperative-sticky) split the partitions, whichever joined
+    first (and so leads and runs the assignor).
+  - test_sigint_commits_and_leaves_at_once: after SIGINT the group is empty at once (no wait for
+    the 45 s session timeout) and holds the offsets of everything printed.
+  - test_group_usage_errors: --partition or an offset --from with --group is bad usage (exit 2).
+Every wait polls for a state with a deadline.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from harness import procs, run_tool
+from harness.cluster import wait_for
+from harness.paths import weir_bin
+
+WAIT = 25  # seconds: a rebalance takes up to a heartbeat interval (3 s) and a follow-up round
+
+
+def weir_cli(*args, bootstrap, timeout: float = 60) -> subprocess.CompletedProcess:
+    argv = [str(weir_bin()), *[str(a) for a in args], "--bootstrap", getattr(bootstrap, "bootstrap", bootstrap)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+def ok(res: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert res.returncode == 0, (res.args, res.returncode, res.stdout[-4000:], res.stderr[-4000:])
+    return res
+
+
+def create_topic(broker, topic: str, partitions: int) -> None:
+    ok(weir_cli("topic", "create", topic, "-p", partitions, "-r", 1, bootstrap=broker))
+
+
+def produce(broker, topic: str, partitions: int, first: int, count: int) -> None:
+    """Values v<first>..v<first+count-1>, round-robin over the partitions."""
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(first, first + count):
+        p.produce(topic, value=f"v{i}".encode(), partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def describe(broker, group: str) -> dict | None:
+    res = weir_cli("group", "describe", group, "--output", "json", bootstrap=broker)
+    return json.loads(res.stdout) if res.returncode == 0 else None
+
+
+def owners(broker, group: str) -> dict[str, list[int]]:
+    """client id -> partitions it owns, while the group is Stable (else {})."""
+    d = describe(broker, group)
+    if not d or d["state"] != "Stable":
+        return {}
+    out: dict[str, list[int]] = {}
+    for row in d["partitions"]:
+        if row["client_id"] is not None:
+            out.setdefault(row["client_id"], []).append(row["partition"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def committed(broker, group: str) -> dict[int, int | None]:
+    return {r["partition"]: r["current_offset"] for r in describe(broker, group)["partitions"]}
+
+
+def wait_empty(broker, group: str, timeout: float) -> dict:
+    return wait_for(f"group {group} to be empty", lambda: (d := describe(broker, group)) and d["state"] == "Empty"
+                    and d, timeout, describe=lambda: describe(broker, group))
+
+
+class Member:
+    """A `weir consume --group` process in follow mode, printing partition:offset:value lines."""
+
+    def __init__(self, broker, topic: str, group: str, tmp: Path, name: str, *extra) -> None:
+        self.name = name
+        props = tmp / f"{name}.properties"
+        props.write_text(f"client.id={name}\n")
+        self.out_path, self.err_path = tmp / f"{name}.out", tmp / f"{name}.err"
+        self.out, self.err = open(self.out_path, "w"), open(self.err_path, "w")
+        argv = [weir_bin(), "consume", topic, "--group", group, "--from", "beginning", "--format",
+                "{partition}:{offset}:{value}", "--bootstrap", broker.bootstrap, "--command-config", props, *extra]
+        self.proc = procs.spawn(argv, stdout=self.out, stderr=self.err)
+
+    def records(self) -> list[tuple[int, int, str]]:
+        lines = self.out_path.read_text().splitlines()
+        return [(int(p), int(o), v) for p, o, v in (line.split(":", 2) for line in lines if line.count(":") >= 2)]
+
+    def interrupt(self, timeout: float = 30) -> str:
+        """Ctrl+C; returns stderr after asserting exit code 0."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout)
+        finally:
+            procs.forget(self.proc)
+            self.out.close()
+            self.err.close()
+        err = self.err_path.read_text()
+        assert rc == 0, (rc, err)
+        return err
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            procs.terminate(self.proc, 5)
+        procs.forget(self.proc)
+        self.out.close()
+        self.err.close()
+
+
+@pytest.mark.timeout(120)
+def test_commits_what_it_read_and_a_second_run_resumes(broker, topic_name):
+    create_topic(broker, topic_name, 3)
+    produce(broker, topic_name, 3, 0, 12)
+    group = f"g-{topic_name}"
+    first = ok(weir_cli("consume", topic_name, "--group", group, "--from", "beginning", "-n", 5, "--format",
+                        "{partition}:{offset}", bootstrap=broker))
+    got = [tuple(map(int, line.split(":"))) for line in first.stdout.splitlines()]
+    assert len(got) == 5 and len(set(got)) == 5, first.stdout
+    assert "Processed a total of 5 messages" in first.stderr
+
+    # Each partition's committed offset is where reading stopped in it (the start, 0, if it
+    # was not read): the member committed on the way out and left.
+    expected = {p: 0 for p in range(3)}
+    for p, o in got:
+        expected[p] = max(expected[p], o + 1)
+    wait_empty(broker, group, 10)
+    assert committed(broker, group) == expected
+    theirs = run_tool("kafka-consumer-groups", "--describe", "--group", group, bootstrap=broker).check()
+    rows = [line.split() for line in theirs.stdout.splitlines() if line.startswith(group)]
+    assert {int(r[2]): int(r[3]) for r in rows} == expected, theirs.stdout
+    assert weir_cli("group", "describe", group, bootstrap=broker).stdout == theirs.stdout
+
+    # A second run starts at the committed offsets (not at --from's default, the end).
+    second = ok(weir_cli("consume", topic_name, "--group", group, "-n", 7, "--output", "json", bootstrap=broker))
+    more = [(r["partition"], r["offset"]) for r in map(json.loads, second.stdout.splitlines())]
+    assert len(more) == 7
+    assert sorted(got + more) == [(p, o) for p in range(3) for o in range(4)]
+    wait_empty(broker, group, 10)
+    assert committed(broker, group) == {0: 4, 1: 4, 2: 4}
+
+
+@pytest.mark.timeout(150)
+def test_two_members_split_the_partitions_then_one_takes_all(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    a = Member(broker, topic_name, group, tmp_path, "member-a")
+    b = None
+    try:
+        wait_for("member-a to own all four partitions", lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]},
+                 WAIT, describe=lambda: describe(broker, group))
+        b = Member(broker, topic_name, group, tmp_path, "member-b")
+
+        def split():
+            o = owners(broker, group)
+            return o if set(o) == {"member-a", "member-b"} and all(len(v) == 2 for v in o.values()) else None
+        shares = wait_for("two partitions each", split, WAIT, describe=lambda: describe(broker, group))
+        assert sorted(shares["member-a"] + shares["member-b"]) == [0, 1, 2, 3]
+
+        produce(broker, topic_name, 4, 0, 40)
+        wait_for("all 40 records between the two", lambda: len(a.records()) + len(b.records()) == 40, WAIT)
+        assert {p for p, _, _ in a.records()} == set(shares["member-a"])
+        assert {p for p, _, _ in b.records()} == set(shares["member-b"])
+
+        b.interrupt()
+        b_records = b.records()
+        wait_for("member-a to own all four partitions again",
+                 lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]}, WAIT,
+                 describe=lambda: describe(broker, group))
+        produce(broker, topic_name, 4, 40, 40)
+        wait_for("the other 40 records at member-a", lambda: len(a.records()) + len(b_records) >= 80, WAIT)
+        a.interrupt()
+        values = [v for _, _, v in a.records() + b_records]
+        assert sorted(values) == sorted(f"v{i}" for i in range(80))  # every record exactly once
+        wait_empty(broker, group, 10)
+        assert committed(broker, group) == {p: 20 for p in range(4)}
+    finally:
+        a.kill()
+        if b is not None:
+            b.kill()
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("first", ["weir_first", "librdkafka_first"])
+def test_shares_partitions_with_a_librdkafka_member(broker, topic_name, tmp_path, first):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    rk = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "client.id": "rdkafka-member",
+                   "partition.assignment.strategy": "cooperative-sticky", "auto.offset.reset": "earliest",
+                   "auto.commit.interval.ms": 1000})
+    rk_got: list[tuple[int, int, str]] = []
+
+    def pump(what: str, until, timeout: float = WAIT):
+        """Polls the librdkafka consumer (it only takes part in rebalances inside poll) until `until()`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rk.poll(0.2)
+            if m is not None and not m.error():
+                rk_got.append((m.partition(), m.offset(), m.value().decode()))
+            value = until()
+            if value:
+                return value
+            assert time.monotonic() < deadline, f"timed out waiting for {what}: {describe(broker, group)}"
+
+    w = None
+    try:
+        if first == "librdkafka_first":
+            rk.subscribe([topic_name])
+            pump("librdkafka to own all four", lambda: owners(broker, group) == {"rdkafka-member": [0, 1, 2, 3]})
+            w = Member(broker, topic_name, group, tmp_path, "weir-member")
+        else:
+            w = Member(broker, topic_name, group, tmp_path, "weir-member")
+            wait_for("weir to own all four", lambda: owners(broker, group) == {"weir-member": [0, 1, 2, 3]}, WAIT,
+                     describe=lambda: describe(broker, group))
+            rk.subscribe([topic_name])
+
+        def split():
+            # The coordinator's view, and librdkafka's own once it has taken its assignment in.
+            o = owners(broker, group)
+            return o if (set(o) == {"weir-member", "rdkafka-member"} and all(len(v) == 2 for v in o.values())
+                         and sorted(p.partition for p in rk.assignment()) == o["rdkafka-member"]) else None
+        shares = pump("two partitions each", split)
+        assert sorted(shares["weir-member"] + shares["rdkafka-member"]) == [0, 1, 2, 3]
+
+        produce(broker, topic_name, 4, 0, 40)
+        pump("all 40 records between the two", lambda: len(rk_got) + len(w.records()) == 40)
+        assert {p for p, _, _ in w.records()} == set(shares["weir-member"])
+        assert {p for p, _, _ in rk_got} == set(shares["rdkafka-member"])
+
+        w.interrupt()
+        pump("librdkafka to own all four after weir left",
+             lambda: sorted(p.partition for p in rk.assignment()) == [0, 1, 2, 3])
+        values = sorted(v for _, _, v in rk_got + w.records())
+        assert values == sorted(f"v{i}" for i in range(40))
+    finally:
+        rk.close()
+        if w is not None:
+            w.kill()
+
+
+@pytest.mark.timeout(90)
+def test_sigint_commits_and_leaves_at_once(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 2)
+    produce(broker, topic_name, 2, 0, 10)
+    group = f"g-{topic_name}"
+    m = Member(broker, topic_name, group, tmp_path, "member", "--isolation", "read_committed")
+    try:
+        wait_for("the ten records", lambda: len(m.records()) == 10, WAIT)
+        wait_for("a stable group", lambda: owners(broker, group) == {"member": [0, 1]}, WAIT)
+        started = time.monotonic()
+        err = m.interrupt()
+        assert "Processed a total of 10 messages" in err
+        # Empty at once: the member left (LeaveGroup), no session timeout ran out.
+        d = wait_empty(broker, group, 10)
+        assert time.monotonic() - started < 10
+        assert {r["partition"]: r["current_offset"] for r in d["partitions"]} == {0: 5, 1: 5}
+        assert all(r["lag"] == 0 and r["consumer_id"] is None for r in d["partitions"])
+    finally:
+        m.kill()
+
+
+def test_group_usage_errors():
+    res = weir_cli("consume", "t", "--group", "g", "--partition", "0", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--partition excludes --group" in res.stderr, res
+    res = weir_cli("consume", "t", "--group", "g", "--from", "5", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--from 5" in res.stderr, res
