@@ -1018,6 +1018,9 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   }
   c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
   auto image = std::make_shared<group::TopicImage>();
+  // The metadata offset the image is at (Kafka's image version), which resolved regular
+  // expressions of consumer groups record: a node's own metadata log, else the quorum's offset.
+  image->set_version(metadata_log_ ? metadata_log_->next_offset() - 1 : metadata_offset_.load());
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;
