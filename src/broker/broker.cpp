@@ -204,6 +204,7 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   group_config_.consumer.heartbeat_interval_ms = c.get_int("group.consumer.heartbeat.interval.ms");
   group_config_.consumer.max_size = c.get_int("group.consumer.max.size");
   group_config_.consumer.assignment_interval_ms = c.get_int("group.consumer.assignment.interval.ms");
+  group_config_.consumer.regex_refresh_interval_ms = c.get_int("group.consumer.regex.refresh.interval.ms");
   // Names checked at start-up (server::check_group_assignors).
   group_config_.consumer.assignors = c.get_list("group.consumer.assignors");
   cleaner_enabled_ = c.get_bool("log.cleaner.enable");
