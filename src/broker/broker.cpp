@@ -204,6 +204,7 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   group_config_.consumer.heartbeat_interval_ms = c.get_int("group.consumer.heartbeat.interval.ms");
   group_config_.consumer.max_size = c.get_int("group.consumer.max.size");
   group_config_.consumer.assignment_interval_ms = c.get_int("group.consumer.assignment.interval.ms");
+  group_config_.consumer.regex_refresh_interval_ms = c.get_int("group.consumer.regex.refresh.interval.ms");
   // Names checked at start-up (server::check_group_assignors).
   group_config_.consumer.assignors = c.get_list("group.consumer.assignors");
   cleaner_enabled_ = c.get_bool("log.cleaner.enable");
@@ -1023,6 +1024,9 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   }
   c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
   auto image = std::make_shared<group::TopicImage>();
+  // The metadata offset the image is at (Kafka's image version), which resolved regular
+  // expressions of consumer groups record: a node's own metadata log, else the quorum's offset.
+  image->set_version(metadata_log_ ? metadata_log_->next_offset() - 1 : metadata_offset_.load());
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     const auto* t = img.topic(id);
     if (t == nullptr) continue;

@@ -257,6 +257,10 @@ constexpr KeyDef kBrokerKeys[] = {
      "Smallest group.consumer.assignment.interval.ms allowed."},
     {"group.consumer.max.assignment.interval.ms", T::int32, "15000", at_least(0), I::medium,
      "Largest group.consumer.assignment.interval.ms allowed."},
+    {"group.consumer.regex.refresh.interval.ms", T::int32, "600000", at_least(10000), I::medium,
+     "How often the topics matching a consumer group's subscribed regular expressions are looked up again "
+     "(also when topics are created, at most every 10 s).",
+     M::read_only, true},
     {"offset.metadata.max.bytes", T::int32, "4096", no_check(), I::high,
      "Largest metadata string of a committed offset."},
     {"offsets.topic.num.partitions", T::int32, "50", at_least(1), I::high, "Partitions of __consumer_offsets."},

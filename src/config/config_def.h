@@ -136,6 +136,8 @@ struct KeyDef {
   Importance importance = Importance::medium;
   std::string_view doc;
   UpdateMode mode = UpdateMode::read_only;
+  // Kafka's defineInternal: DescribeConfigs lists the key only where it is set.
+  bool internal = false;
 
   [[nodiscard]] bool null_default() const noexcept { return default_value == kNullDefault; }
   [[nodiscard]] bool required() const noexcept { return default_value == kRequired; }

@@ -7,6 +7,7 @@
 #include "base/assert.h"
 #include "group/assignor.h"
 #include "group/current_assignment.h"
+#include "group/topic_regex.h"
 
 namespace weir::group {
 
@@ -50,12 +51,28 @@ std::int64_t metadata_hash(const std::set<std::string>& names, const TopicImage&
   return any ? static_cast<std::int64_t>(h) : 0;
 }
 
-std::set<Uuid> topic_ids(const std::vector<std::string>& names, const TopicImage& topics) {
+std::set<Uuid> topic_ids(const std::set<std::string>& names, const TopicImage& topics) {
   std::set<Uuid> out;
   for (const std::string& name : names) {
     if (const TopicImage::Topic* t = topics.by_name(name)) out.insert(t->id);
   }
   return out;
+}
+
+// Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: the regexes of a group are resolved at most once
+// in this time, whatever asks for it.
+constexpr std::int64_t kRegexRefreshMinIntervalMs = 10000;
+
+// Kafka's lastResolvedRegularExpressionRefreshTimeMs / lastResolvedRegularExpressionVersion: of
+// one resolved regex (they are resolved together, so all carry the same), or Long.MIN_VALUE / 0.
+std::int64_t last_regex_refresh_ms(const ConsumerGroup& g) {
+  const auto& r = g.resolved_regexes();
+  return r.empty() ? std::numeric_limits<std::int64_t>::min() : r.begin()->second.timestamp_ms;
+}
+
+std::int64_t last_regex_version(const ConsumerGroup& g) {
+  const auto& r = g.resolved_regexes();
+  return r.empty() ? 0 : r.begin()->second.version;
 }
 
 }  // namespace
@@ -118,13 +135,33 @@ class ConsumerGroupCoordinator::Event {
 
 namespace {
 
+// Kafka's ConsumerGroup.subscriptionType: homogeneous when every member subscribes to the same
+// names and no regex, or every member to the same regex and no name (and no topic is in two
+// resolved regexes).
 SubscriptionType subscription_type(const ConsumerGroup& g) {
-  std::map<std::string, std::size_t> counts;
+  struct Count {
+    std::size_t by_name = 0;
+    std::size_t by_regex = 0;
+  };
+  std::map<std::string, Count> counts;
   for (const auto& [id, m] : g.members()) {
-    for (const auto& name : m.subscribed_topic_names) ++counts[name];
+    for (const auto& name : m.subscribed_topic_names) ++counts[name].by_name;
   }
-  for (const auto& [name, n] : counts) {
-    if (n != g.members().size()) return SubscriptionType::kHeterogeneous;
+  for (const auto& [regex, resolved] : g.resolved_regexes()) {
+    for (const auto& name : resolved.topics) ++counts[name].by_regex;
+  }
+  const std::size_t members = g.members().size();
+  const auto regexes = g.subscribed_regexes();
+  if (regexes.empty()) {
+    for (const auto& [name, c] : counts) {
+      if (c.by_name != members) return SubscriptionType::kHeterogeneous;
+    }
+    return SubscriptionType::kHomogeneous;
+  }
+  // One regex all members subscribe to (a member has at most one, so there is no other).
+  if (regexes.begin()->second != members) return SubscriptionType::kHeterogeneous;
+  for (const auto& [name, c] : counts) {
+    if (c.by_regex != 1 || c.by_name > 0) return SubscriptionType::kHeterogeneous;
   }
   return SubscriptionType::kHomogeneous;
 }
@@ -202,10 +239,6 @@ GroupError ConsumerGroupCoordinator::validate(const p::ConsumerGroupHeartbeatReq
                       fmt::format("ServerAssignor {} is not supported. Supported assignors: {}.", *req.server_assignor,
                                   join(config_.assignors, ", "))};
   }
-  // An empty regex is no regex (librdkafka sends "" with a list of names), as Kafka reads it.
-  if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
-    return invalid("SubscribedTopicRegex is not supported yet.");
-  }
   return {};
 }
 
@@ -256,11 +289,17 @@ Checked static_member_checked(const ConsumerGroup& g, const std::string& instanc
 
 // Removes a member (Kafka's removeMember) and bumps the group epoch (consumerGroupFenceMember).
 // Without a topic image (a timer fired with none) the group keeps its metadata hash.
+// A regex no member subscribes to any more is deleted with it (maybeDeleteResolvedRegularExpressions).
 void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics) {
-  const std::string& gid = ev.group().group_id();
+  const std::string gid = ev.group().group_id();
+  const ConsumerMember* m = ev.group().member(member_id);
+  const std::string regex = m != nullptr ? m->subscribed_topic_regex : std::string();
   ev.emit(consumer_records::current_assignment_tombstone(gid, member_id));
   ev.emit(consumer_records::target_member_tombstone(gid, member_id));
   ev.emit(consumer_records::member_subscription_tombstone(gid, member_id));
+  if (!regex.empty() && ev.group().regex_subscribers(regex) == 0) {
+    ev.emit(consumer_records::regex_tombstone(gid, regex));
+  }
   const std::int64_t hash =
       topics ? metadata_hash(ev.group().subscribed_topic_names(), *topics) : ev.group().metadata_hash();
   ev.emit(consumer_records::group_epoch(gid, ev.group().group_epoch() + 1, hash));
@@ -287,7 +326,7 @@ Status<GroupError> update_target(ConsumerGroupCoordinator::Event& ev, const std:
     ms.instance_id = m.instance_id;
     ms.rack_id = m.rack_id;
     std::vector<Uuid> subscribed;
-    for (const Uuid& t : topic_ids(m.subscribed_topic_names, topics)) {
+    for (const Uuid& t : topic_ids(g.member_topic_names(m), topics)) {
       subscribed.push_back(t);
       if (described.insert(t).second) describer.add_topic(t, topics.by_id(t)->partition_count);
     }
@@ -408,9 +447,98 @@ ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatReq
     names.erase(std::unique(names.begin(), names.end()), names.end());
     m.subscribed_topic_names = std::move(names);
   }
+  if (req.subscribed_topic_regex) m.subscribed_topic_regex = *req.subscribed_topic_regex;
   m.client_id = client.client_id;
   m.client_host = client.client_host;
   return m;
+}
+
+// Kafka's UpdateRegularExpressionStatus.
+enum class RegexUpdate { kNoChange, kUpdated, kUpdatedAndResolved };
+
+struct RegexDecision {
+  RegexUpdate status = RegexUpdate::kNoChange;
+  bool tombstone_old = false;  // the member was the last one subscribed to its previous regex
+  // The group's regexes to resolve once the heartbeat is done (Kafka schedules this on its
+  // executor and applies the result in a later write; weir resolves them in the same event, after
+  // the member's own records, which is the order Kafka's log shows).
+  std::optional<std::set<std::string>> refresh;
+};
+
+// Kafka's maybeUpdateRegularExpressions, on the group as it stands before the member's new
+// subscription is written: whether the member's regex changed, whether its previous regex goes,
+// whether a new regex is valid, and whether the group's regexes must be resolved (again): a
+// regex not resolved yet, topics created since the last resolution, or a resolution older than
+// group.consumer.regex.refresh.interval.ms; never twice within 10 s.
+Result<RegexDecision, GroupError> decide_regexes(const ConsumerGroup& g, const ConsumerMember& before,
+                                                 const ConsumerMember& updated, std::int64_t refresh_interval_ms,
+                                                 std::int64_t last_image_with_new_topics, std::int64_t now_ms) {
+  const std::string& old_regex = before.subscribed_topic_regex;
+  const std::string& new_regex = updated.subscribed_topic_regex;
+  RegexDecision d;
+  bool require_refresh = false;
+  if (old_regex != new_regex) {
+    d.status = RegexUpdate::kUpdated;
+    d.tombstone_old = !old_regex.empty() && g.regex_subscribers(old_regex) == 1;
+    if (!new_regex.empty()) {
+      if (g.regex_subscribers(new_regex) == 0) {
+        if (auto message = invalid_regex_message(new_regex)) {
+          return unexpected(error(Error::kInvalidRegularExpression, std::move(*message)));
+        }
+        require_refresh = true;
+      } else if (g.resolved_regex(new_regex) != nullptr) {
+        d.status = RegexUpdate::kUpdatedAndResolved;
+      }
+    } else if (!old_regex.empty()) {
+      d.status = RegexUpdate::kUpdatedAndResolved;  // back to names only
+    }
+  }
+  std::map<std::string, std::size_t> subscribed = g.subscribed_regexes();
+  if (!require_refresh && subscribed.empty()) return d;
+  const std::int64_t last_refresh = last_regex_refresh_ms(g);
+  if (now_ms <= last_refresh + kRegexRefreshMinIntervalMs) return d;
+  if (!old_regex.empty()) {
+    auto it = subscribed.find(old_regex);
+    if (it != subscribed.end() && --it->second == 0) subscribed.erase(it);
+  }
+  if (!new_regex.empty()) ++subscribed[new_regex];
+  require_refresh |= subscribed.size() != g.resolved_regexes().size();
+  require_refresh |= last_regex_version(g) < last_image_with_new_topics;
+  require_refresh |= now_ms > last_refresh + refresh_interval_ms;
+  if (require_refresh && !subscribed.empty()) {
+    d.refresh.emplace();
+    for (const auto& [regex, n] : subscribed) d.refresh->insert(regex);
+  }
+  return d;
+}
+
+// Kafka's refreshRegularExpressions then handleRegularExpressionsResult: resolves each regex
+// against every topic (internal ones too), writes the result of each regex still subscribed to,
+// and bumps the group epoch when a regex's topics or the subscribed topics' metadata changed.
+void resolve_regexes(ConsumerGroupCoordinator::Event& ev, const std::set<std::string>& regexes,
+                     const TopicImage& topics) {
+  ConsumerGroup& g = ev.group();
+  bool bump = false;
+  for (const std::string& regex : regexes) {
+    if (g.regex_subscribers(regex) == 0) continue;
+    ResolvedRegex resolved;
+    resolved.version = topics.version();
+    resolved.timestamp_ms = ev.now_ms();
+    // Every regex here was valid when a member brought it; one that is not any more (a
+    // replayed record of another version's syntax) resolves to nothing, as Kafka ignores it.
+    if (TopicRegex::Compiled c = TopicRegex::compile(regex); c.regex) {
+      for (const auto& [name, topic] : topics.topics()) {
+        if (c.regex->matches(name)) resolved.topics.insert(name);
+      }
+    }
+    const ResolvedRegex* before = g.resolved_regex(regex);
+    if ((before == nullptr ? std::set<std::string>{} : before->topics) != resolved.topics) bump = true;
+    ev.emit(consumer_records::regex(g.group_id(), regex, resolved));
+  }
+  const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
+  if (bump || hash != g.metadata_hash()) {
+    ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+  }
 }
 
 // One reconciliation step of `member_id` towards the group's target; writes its record when
@@ -447,6 +575,7 @@ Result<std::pair<ConsumerMember, bool>, GroupError> reconcile_member(ConsumerGro
 ConsumerGroupCoordinator::Heartbeat ConsumerGroupCoordinator::heartbeat(const p::ConsumerGroupHeartbeatRequest& req,
                                                                         const ClientInfo& client,
                                                                         const TopicImage& topics, std::int64_t now_ms) {
+  observe_topics(topics);
   const bool leaving = req.member_epoch == kLeaveGroupMemberEpoch || req.member_epoch == kLeaveGroupStaticMemberEpoch;
   auto result = leaving ? leave(req, topics, now_ms) : join_or_heartbeat(req, client, topics, now_ms);
   if (result) return std::move(*result);
@@ -510,17 +639,27 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   if (!member) return unexpected(member.error());
   const bool is_new = g.member(member_id) == nullptr;
 
-  // 1. The member's subscription.
+  // 1. The member's subscription, and its regex (checked against the group before the change).
   const ConsumerMember updated = with_request(*member, req, client);
-  bool subscription_changed = false;
+  auto regexes =
+      decide_regexes(g, *member, updated, config_.regex_refresh_interval_ms, last_image_with_new_topics_, now_ms);
+  if (!regexes) return unexpected(regexes.error());
+  bool names_changed = false;
   if (is_new || !updated.same_subscription_record(*member)) {
     ev.emit(consumer_records::member_subscription(g.group_id(), updated));
-    subscription_changed = updated.subscribed_topic_names != member->subscribed_topic_names;
+    names_changed = updated.subscribed_topic_names != member->subscribed_topic_names;
   }
+  if (regexes->tombstone_old) {
+    ev.emit(consumer_records::regex_tombstone(g.group_id(), member->subscribed_topic_regex));
+  }
+  const bool subscription_changed = names_changed || regexes->status != RegexUpdate::kNoChange;
 
-  // 2. The group epoch: bumped by a new group, a subscription change or a topic change.
+  // 2. The group epoch: bumped by a new group, a change of subscribed names, a regex already
+  // resolved (or dropped), or a change of the subscribed topics' metadata. A regex not resolved
+  // yet bumps it once resolved (step 5).
   const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
-  if (g.group_epoch() == 0 || subscription_changed || hash != g.metadata_hash()) {
+  if (g.group_epoch() == 0 || names_changed || regexes->status == RegexUpdate::kUpdatedAndResolved ||
+      hash != g.metadata_hash()) {
     ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
   }
 
@@ -536,7 +675,7 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
 
   // 4. Reconciliation of this member.
   std::optional<std::set<Uuid>> subscribed;
-  if (subscription_changed) subscribed = topic_ids(updated.subscribed_topic_names, topics);
+  if (subscription_changed) subscribed = topic_ids(g.member_topic_names(g.members().at(member_id)), topics);
   auto reconciled = reconcile_member(ev, member_id, is_new, req.topic_partitions, std::move(subscribed));
   if (!reconciled) return unexpected(reconciled.error());
   const auto& [after, wrote] = *reconciled;
@@ -550,6 +689,9 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   if (joining || full_request || partitions_of(after.assigned) != partitions_of(member->assigned)) {
     out.response.assignment = response_assignment(after.assigned);
   }
+
+  // 5. The group's regexes, when they must be resolved (again).
+  if (regexes->refresh) resolve_regexes(ev, *regexes->refresh, topics);
   out.records = ev.commit();
 
   // Timers, as Kafka schedules them: the session on every heartbeat; the rebalance timeout
@@ -662,9 +804,23 @@ CommitCheck ConsumerGroupCoordinator::validate_commit(const ConsumerGroup& g, co
 
 std::vector<Record> ConsumerGroupCoordinator::delete_records(const ConsumerGroup& g) const {
   WEIR_ASSERT(g.members().empty(), "deleting group {} with {} members", g.group_id(), g.members().size());
-  return {consumer_records::target_metadata_tombstone(g.group_id()),
-          consumer_records::partition_metadata_tombstone(g.group_id()),
-          consumer_records::group_epoch_tombstone(g.group_id())};
+  std::vector<Record> out{consumer_records::target_metadata_tombstone(g.group_id())};
+  for (const auto& [regex, resolved] : g.resolved_regexes()) {
+    out.push_back(consumer_records::regex_tombstone(g.group_id(), regex));
+  }
+  out.push_back(consumer_records::partition_metadata_tombstone(g.group_id()));
+  out.push_back(consumer_records::group_epoch_tombstone(g.group_id()));
+  return out;
+}
+
+void ConsumerGroupCoordinator::observe_topics(const TopicImage& topics) {
+  if (observed_version_ == topics.version()) return;
+  std::set<Uuid> ids;
+  for (const auto& [name, t] : topics.topics()) ids.insert(t.id);
+  const bool first = !observed_version_.has_value();
+  if (first || !std::ranges::includes(observed_topics_, ids)) last_image_with_new_topics_ = topics.version();
+  observed_version_ = topics.version();
+  observed_topics_ = std::move(ids);
 }
 
 void ConsumerGroupCoordinator::apply(const std::vector<Record>& records) {

@@ -6,6 +6,17 @@
 // most once per assignment interval, and reconciles each member towards it
 // (current_assignment.h).
 //
+// Regular-expression subscriptions (SubscribedTopicRegex, topic_regex.h), as Kafka 4.3.1 runs
+// them: a regex new to the group is checked (INVALID_REGULAR_EXPRESSION) and resolved against
+// every topic of the image; a heartbeat resolves the group's regexes again when one is not
+// resolved yet, when topics were created since the last resolution, or when
+// group.consumer.regex.refresh.interval.ms has passed, never twice within 10 s. The result is a
+// type 16 record per regex, and a group epoch bump when a regex's topics or the subscribed
+// topics' metadata changed; a regex no member subscribes to any more is tombstoned. Kafka
+// resolves on an executor and writes the result in a later write; weir resolves in the same
+// event, after the heartbeat's own records, so the member sees the new epoch on its next
+// heartbeat as it does with Kafka.
+//
 // Every change is a record (consumer_group.h lists them) applied through the same code replay
 // uses: an event works on a copy of its group, emits records into the copy, and the copy
 // replaces the group only if the event succeeds, so a failed event changes nothing.
@@ -14,12 +25,12 @@
 // session_timeout_ms after its last heartbeat; a member in UNREVOKED_PARTITIONS that does not
 // move past its epoch within its rebalance timeout is fenced. Both remove the member.
 //
-// Departures from Kafka 4.3.1 (not yet done): regular-expression subscriptions
-// (SubscribedTopicRegex is answered INVALID_REQUEST "... is not supported yet."); group-level
-// configs (GROUP resource) and the group.consumer.min/max bounds; migration from/to classic
-// groups; the metadata hash is weir's own fingerprint of (name, id, partition count) of the
-// subscribed topics, not Kafka's; the assignment is computed in the heartbeat (Kafka 4.3
-// offloads it to an executor).
+// Departures from Kafka 4.3.1 (not yet done): group-level configs (GROUP resource) and the
+// group.consumer.min/max bounds; migration from/to classic groups; the metadata hash is weir's
+// own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
+// assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
+// resolved without an authorizer's DESCRIBE filter (weir has no ACL enforcement), and over the
+// topics that have partitions.
 //
 // Single-threaded: owned by one shard.
 #pragma once
@@ -30,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +61,7 @@ struct ConsumerGroupConfig {
   std::int32_t heartbeat_interval_ms = 5000;                         // group.consumer.heartbeat.interval.ms
   std::int32_t max_size = std::numeric_limits<std::int32_t>::max();  // group.consumer.max.size
   std::int32_t assignment_interval_ms = 1000;                        // group.consumer.assignment.interval.ms
+  std::int32_t regex_refresh_interval_ms = 600000;                   // group.consumer.regex.refresh.interval.ms
   // group.consumer.assignors: the first is the default when no member names one.
   std::vector<std::string> assignors = {"uniform", "range"};
 };
@@ -134,8 +147,15 @@ class ConsumerGroupCoordinator {
                                                   const ClientInfo& client, const TopicImage& topics,
                                                   std::int64_t now_ms);
 
+  // Kafka's lastMetadataImageWithNewTopics: the version of the first image seen, then of each
+  // image that brought topics the previous one did not have.
+  void observe_topics(const TopicImage& topics);
+
   std::map<std::string, ConsumerGroup> groups_;
   std::map<std::string, std::map<std::string, MemberTimers>> timers_;
+  std::optional<std::int64_t> observed_version_;
+  std::set<Uuid> observed_topics_;
+  std::int64_t last_image_with_new_topics_ = -1;
   ConsumerGroupConfig config_;
   std::mt19937_64 rng_;
 };

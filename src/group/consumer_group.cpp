@@ -12,6 +12,7 @@
 #include "protocol/gen/consumer_group_metadata_value.h"
 #include "protocol/gen/consumer_group_partition_metadata_key.h"
 #include "protocol/gen/consumer_group_regular_expression_key.h"
+#include "protocol/gen/consumer_group_regular_expression_value.h"
 #include "protocol/gen/consumer_group_target_assignment_member_key.h"
 #include "protocol/gen/consumer_group_target_assignment_member_value.h"
 #include "protocol/gen/consumer_group_target_assignment_metadata_key.h"
@@ -122,6 +123,34 @@ ConsumerGroupState ConsumerGroup::state() const {
 std::set<std::string> ConsumerGroup::subscribed_topic_names() const {
   std::set<std::string> out;
   for (const auto& [id, m] : members_) out.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  for (const auto& [regex, resolved] : resolved_regexes_) out.insert(resolved.topics.begin(), resolved.topics.end());
+  return out;
+}
+
+std::set<std::string> ConsumerGroup::member_topic_names(const ConsumerMember& m) const {
+  std::set<std::string> out(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  if (const ResolvedRegex* r = m.subscribed_topic_regex.empty() ? nullptr : resolved_regex(m.subscribed_topic_regex)) {
+    out.insert(r->topics.begin(), r->topics.end());
+  }
+  return out;
+}
+
+const ResolvedRegex* ConsumerGroup::resolved_regex(const std::string& regex) const {
+  auto it = resolved_regexes_.find(regex);
+  return it == resolved_regexes_.end() ? nullptr : &it->second;
+}
+
+std::size_t ConsumerGroup::regex_subscribers(const std::string& regex) const {
+  if (regex.empty()) return 0;
+  return static_cast<std::size_t>(
+      std::ranges::count_if(members_, [&](const auto& e) { return e.second.subscribed_topic_regex == regex; }));
+}
+
+std::map<std::string, std::size_t> ConsumerGroup::subscribed_regexes() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& [id, m] : members_) {
+    if (!m.subscribed_topic_regex.empty()) ++out[m.subscribed_topic_regex];
+  }
   return out;
 }
 
@@ -196,6 +225,14 @@ void ConsumerGroup::apply_current_assignment(const std::string& member_id, const
   m.assigned = assignment->assigned;
   m.pending_revocation = assignment->pending_revocation;
   add_owners(m);
+}
+
+void ConsumerGroup::apply_regex(const std::string& regex, const ResolvedRegex* resolved) {
+  if (resolved == nullptr) {
+    resolved_regexes_.erase(regex);
+  } else {
+    resolved_regexes_[regex] = *resolved;
+  }
 }
 
 void ConsumerGroup::remove_owners(const ConsumerMember& m) {
@@ -279,6 +316,13 @@ Bytes member_key(ConsumerRecordType type, const std::string& group_id, const std
   k.group_id = group_id;
   k.member_id = member_id;
   return encode_key(type, k);
+}
+
+Bytes regex_key(const std::string& group_id, const std::string& regex) {
+  p::ConsumerGroupRegularExpressionKey k;
+  k.group_id = group_id;
+  k.regular_expression = regex;
+  return encode_key(ConsumerRecordType::kRegularExpression, k);
 }
 
 // Topics in the order Kafka's HashMap<Uuid, ...> iterates them; partitions ascending.
@@ -388,6 +432,18 @@ Record current_assignment_tombstone(const std::string& group_id, const std::stri
                 std::nullopt};
 }
 
+Record regex(const std::string& group_id, const std::string& regex, const ResolvedRegex& resolved) {
+  p::ConsumerGroupRegularExpressionValue v;
+  v.topics.assign(resolved.topics.begin(), resolved.topics.end());  // sorted, as Kafka writes them
+  v.version = resolved.version;
+  v.timestamp = resolved.timestamp_ms;
+  return Record{regex_key(group_id, regex), encode_value(v)};
+}
+
+Record regex_tombstone(const std::string& group_id, const std::string& regex) {
+  return Record{regex_key(group_id, regex), std::nullopt};
+}
+
 }  // namespace consumer_records
 
 // ---- Replay -------------------------------------------------------------------------------
@@ -443,8 +499,25 @@ Status<ReplayError> replay_consumer_record(std::map<std::string, ConsumerGroup>&
       return {};
     }
     case ConsumerRecordType::kPartitionMetadata:
-    case ConsumerRecordType::kRegularExpression:
-      return {};  // not used by 4.3's consumer groups here; accepted so that a load does not fail
+      return {};  // 4.3 writes none (only its tombstone); accepted so that a load does not fail
+    case ConsumerRecordType::kRegularExpression: {
+      p::ConsumerGroupRegularExpressionKey k;
+      k.decode(kr, 0);
+      if (!key_done()) return unexpected(ReplayError::kMalformedKey);
+      if (!value) {
+        auto it = groups.find(k.group_id);
+        if (it != groups.end()) it->second.apply_regex(k.regular_expression, nullptr);
+        return {};
+      }
+      p::ConsumerGroupRegularExpressionValue v;
+      if (!decode_value(*value, v)) return unexpected(ReplayError::kMalformedValue);
+      ResolvedRegex resolved;
+      resolved.topics.insert(v.topics.begin(), v.topics.end());
+      resolved.version = v.version;
+      resolved.timestamp_ms = v.timestamp;
+      group_for(groups, k.group_id).apply_regex(k.regular_expression, &resolved);
+      return {};
+    }
     case ConsumerRecordType::kMemberMetadata: {
       p::ConsumerGroupMemberMetadataKey k;
       k.decode(kr, 0);

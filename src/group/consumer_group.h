@@ -1,7 +1,8 @@
 // One consumer group of the consumer rebalance protocol (KIP-848): its group epoch, members,
-// target assignment and the members' current assignments, rebuilt only from the records of
-// `__consumer_offsets` (apply()). The coordinator's live path emits records and applies them
-// through the same apply(), so a live group and a replayed one cannot drift.
+// target assignment, the members' current assignments and its resolved regular expressions,
+// rebuilt only from the records of `__consumer_offsets` (apply()). The coordinator's live path
+// emits records and applies them through the same apply(), so a live group and a replayed one
+// cannot drift.
 //
 // Records (Kafka 4.3.1's layouts; key = int16 record type + key struct v0 (not flexible),
 // value = int16 version 0 + flexible value struct, tombstone = no value):
@@ -13,9 +14,15 @@
 //   type 8  ConsumerGroupCurrentMemberAssignment group, member -> epochs, state, assigned and
 //                                                                pending-revocation partitions,
 //                                                                each with its assignment epochs (tag 0)
-//   type 16 ConsumerGroupRegularExpression       group, regex  -> replayed and ignored (regex
-//                                                                subscriptions are not done yet)
-// A member leaves with tombstones 8, 7, 5 (in that order); the group is deleted with 6, 4, 3.
+//   type 16 ConsumerGroupRegularExpression       group, regex  -> the topics it resolved to (sorted),
+//                                                                the metadata version and the time
+//                                                                of that resolution
+// A member leaves with tombstones 8, 7, 5 (in that order), then 16 for a regex no member
+// subscribes to any more; the group is deleted with 6, 16 (each resolved regex), 4, 3.
+//
+// The group's subscribed topics are the names its members subscribe to and the topics of its
+// resolved regular expressions; a member subscribed by regex is subscribed to the topics its
+// regex resolved to (none before it is resolved).
 //
 // Invariant (asserted in apply): a partition is owned (assigned or pending revocation) by at
 // most one member at a time.
@@ -53,10 +60,18 @@ class TopicImage {
   void add_topic(std::string name, Uuid id, std::int32_t partition_count);
   [[nodiscard]] const Topic* by_name(std::string_view name) const;
   [[nodiscard]] const Topic* by_id(const Uuid& id) const;
+  // Every topic, by name.
+  [[nodiscard]] const std::map<std::string, Topic, std::less<>>& topics() const { return by_name_; }
+
+  // The metadata version of the image (Kafka's MetadataImage provenance offset): what a resolved
+  // regular expression records, to know whether topics were created since.
+  [[nodiscard]] std::int64_t version() const { return version_; }
+  void set_version(std::int64_t version) { version_ = version; }
 
  private:
   std::map<std::string, Topic, std::less<>> by_name_;
   std::map<Uuid, std::string> names_;
+  std::int64_t version_ = 0;
 };
 
 // Kafka's MemberState, with its record values.
@@ -109,6 +124,14 @@ struct ConsumerMember {
   bool operator==(const ConsumerMember&) const = default;
 };
 
+// A regular expression of the group resolved against the topics (Kafka's ResolvedRegularExpression).
+struct ResolvedRegex {
+  std::set<std::string> topics;
+  std::int64_t version = 0;       // the TopicImage version it was resolved against
+  std::int64_t timestamp_ms = 0;  // when it was resolved
+  bool operator==(const ResolvedRegex&) const = default;
+};
+
 class ConsumerGroup {
  public:
   explicit ConsumerGroup(std::string group_id) : group_id_(std::move(group_id)) {}
@@ -134,8 +157,18 @@ class ConsumerGroup {
     return it == owners_.end() ? nullptr : &it->second;
   }
   [[nodiscard]] ConsumerGroupState state() const;
-  // Every topic name some member subscribes to.
+  // Every topic name some member subscribes to, and every topic of a resolved regex.
   [[nodiscard]] std::set<std::string> subscribed_topic_names() const;
+  // The topics a member is subscribed to: its names and what its regex resolved to.
+  [[nodiscard]] std::set<std::string> member_topic_names(const ConsumerMember& m) const;
+
+  // Regular expressions: by regex, the ones resolved (type 16 records).
+  [[nodiscard]] const std::map<std::string, ResolvedRegex>& resolved_regexes() const { return resolved_regexes_; }
+  [[nodiscard]] const ResolvedRegex* resolved_regex(const std::string& regex) const;
+  // Members subscribed to `regex` (Kafka's numSubscribedMembers).
+  [[nodiscard]] std::size_t regex_subscribers(const std::string& regex) const;
+  // Regex -> number of members subscribed to it.
+  [[nodiscard]] std::map<std::string, std::size_t> subscribed_regexes() const;
 
   // Record application: the only way the group changes. Each takes a decoded value, or nullopt
   // for a tombstone.
@@ -144,6 +177,7 @@ class ConsumerGroup {
   void apply_target_metadata(std::optional<std::pair<std::int32_t, std::int64_t>> epoch_and_timestamp);
   void apply_target_member(const std::string& member_id, const TopicPartitionSet* target);
   void apply_current_assignment(const std::string& member_id, const ConsumerMember* assignment);
+  void apply_regex(const std::string& regex, const ResolvedRegex* resolved);
 
   bool operator==(const ConsumerGroup&) const = default;
 
@@ -160,6 +194,7 @@ class ConsumerGroup {
   std::map<std::string, std::string> static_members_;  // instance id -> member id
   std::map<std::string, TopicPartitionSet> target_;
   std::map<std::pair<Uuid, std::int32_t>, std::string> owners_;
+  std::map<std::string, ResolvedRegex> resolved_regexes_;
 };
 
 // ---- Records ------------------------------------------------------------------------------
@@ -188,6 +223,8 @@ Record target_member(const std::string& group_id, const std::string& member_id, 
 Record target_member_tombstone(const std::string& group_id, const std::string& member_id);
 Record current_assignment(const std::string& group_id, const ConsumerMember& m);
 Record current_assignment_tombstone(const std::string& group_id, const std::string& member_id);
+Record regex(const std::string& group_id, const std::string& regex, const ResolvedRegex& resolved);
+Record regex_tombstone(const std::string& group_id, const std::string& regex);
 }  // namespace consumer_records
 
 // Applies one consumer-protocol record (its key already read past the int16 type) to `groups`,

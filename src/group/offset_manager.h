@@ -64,6 +64,7 @@ enum class Error : std::int16_t {
   kUnreleasedInstanceId = 111,
   kUnsupportedAssignor = 112,
   kStaleMemberEpoch = 113,
+  kInvalidRegularExpression = 128,
 };
 [[nodiscard]] constexpr std::int16_t code(Error e) { return static_cast<std::int16_t>(e); }
 

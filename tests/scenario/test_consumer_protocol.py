@@ -5,11 +5,19 @@ against weir and against Apache Kafka 4.3.1, with the same assertions:
     commits what it processed when partitions are revoked); the first leaves and the second owns
     all four;
   - `kafka-consumer-groups` lists the group and describes it (through ConsumerGroupDescribe),
-    and `--describe --state` shows it Stable with its member count.
+    and `--describe --state` shows it Stable with its member count;
+  - a regular-expression subscription (librdkafka sends a `^` pattern to the broker as
+    SubscribedTopicRegex): the member reads the matching topics and not the others, and a matching
+    topic created later is assigned to it once the coordinator resolves the regex again (Kafka
+    does that on a heartbeat at least 10 s after the last resolution, when topics were created);
+  - an invalid regex is refused with INVALID_REGULAR_EXPRESSION and Kafka's message.
 With this protocol librdkafka refuses session.timeout.ms, heartbeat.interval.ms and
 partition.assignment.strategy (the broker owns them), so none is set here.
 """
 from __future__ import annotations
+
+import time
+import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -17,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import parse_table, run_tool
 from harness.cluster import wait_for
+from harness.kreq import Kreq
 
 PARTITIONS = 4
 BATCH = 40  # records produced per phase, spread evenly over the partitions
@@ -181,3 +190,86 @@ def test_kafka_consumer_groups_describes_a_consumer_protocol_group(broker, topic
     finally:
         for m in members:
             m.close()
+
+
+@pytest.mark.timeout(300)
+def test_regex_subscription_follows_the_matching_topics(broker, topic_name):
+    prefix = f"{topic_name}-rx"
+    first, second, later = f"{prefix}-a", f"{prefix}-b", f"{prefix}-c"
+    other = f"{topic_name}-other"
+    for t in (first, second, other):
+        create_topic(broker, t)
+        produce(broker, t, 0, PARTITIONS)
+    consumer = Consumer({
+        "bootstrap.servers": broker.bootstrap,
+        "group.id": f"g-{topic_name}",
+        "group.protocol": "consumer",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    })
+    read: dict[str, int] = {}
+
+    def poll() -> None:
+        m = consumer.poll(0.2)
+        if m is not None and not m.error():
+            read[m.topic()] = read.get(m.topic(), 0) + 1
+
+    def assigned() -> set[str]:
+        return {tp.topic for tp in consumer.assignment()}
+
+    try:
+        consumer.subscribe([f"^{prefix}.*"])
+
+        def matching_read():
+            poll()
+            return read.get(first) == PARTITIONS and read.get(second) == PARTITIONS
+        wait_for("the records of both matching topics", matching_read, 90, interval=0,
+                 describe=lambda: f"assigned={assigned()} read={read}")
+        assert assigned() == {first, second}
+        assert other not in read
+        # The broker resolved it: the member's subscription is the regex (librdkafka puts each
+        # pattern in parentheses), not topic names.
+        with Kreq(broker) as k:
+            described = k.send("ConsumerGroupDescribe", 0, {"Groups": [f"g-{topic_name}"]})["Groups"][0]
+        assert [(m["SubscribedTopicRegex"], m["SubscribedTopics"]) for m in described["Members"]] == [
+            (f"(^{prefix}.*)", [])], described
+
+        # A matching topic created now: assigned once the regex is resolved again.
+        create_topic(broker, later)
+        produce(broker, later, 0, PARTITIONS)
+        started = time.monotonic()
+
+        def later_read():
+            poll()
+            return read.get(later) == PARTITIONS
+        wait_for("the topic created later to be assigned and read", later_read, 60, interval=0,
+                 describe=lambda: f"assigned={assigned()} read={read}")
+        assert assigned() == {first, second, later}, f"after {time.monotonic() - started:.1f}s"
+        assert other not in read
+    finally:
+        consumer.close()
+
+
+@pytest.mark.timeout(120)
+def test_an_invalid_regex_is_refused(broker, topic_name):
+    group = f"g-{topic_name}"
+    with Kreq(broker) as k:
+        def coordinator():
+            fc = k.send("FindCoordinator", 4, {"CoordinatorType": 0, "CoordinatorKeys": [group]})
+            return fc["Coordinators"][0]["ErrorCode"] == 0
+        wait_for("a group coordinator", coordinator, 60)
+
+        def join(regex: str) -> dict:
+            body = {"Group": group, "MemberID": str(uuid.uuid4()), "MemberEpoch": 0, "RebalanceTimeoutMillis": 30000,
+                    "SubscribedTopicNames": None, "SubscribedTopicRegex": regex, "Topics": []}
+            return wait_for("a heartbeat answer from the coordinator",
+                            lambda: (r := k.send("ConsumerGroupHeartbeat", 1, body))["ErrorCode"] not in (14, 15, 16)
+                            and r, 30)
+
+        for regex, why in (("[a", "missing closing ]"), ("a{1001}", "invalid repeat count"),
+                           ("(a", "missing closing )")):
+            r = join(regex)
+            assert r["ErrorCode"] == 128, r  # INVALID_REGULAR_EXPRESSION
+            assert r["ErrorMessage"] == f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {why}.", r
+        d = k.send("ConsumerGroupDescribe", 0, {"Groups": [group]})
+        assert d["Groups"][0]["ErrorCode"] == 69, d  # GROUP_ID_NOT_FOUND: nothing was created

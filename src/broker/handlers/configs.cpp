@@ -55,9 +55,10 @@ const config::KeyDef* broker_def(std::string_view name) {
 // A broker resource's keys with their effective value as Kafka prints the parsed value
 // (" 1000 " is reported as "1000"), the layer it came from and its type. A named broker (this
 // node) lists every key weir knows, each from the first layer that sets it: this broker's dynamic
-// value, the cluster-wide dynamic default, server.properties, the default; then the dynamic keys
-// weir has no static key for. The "" resource lists only the cluster-wide dynamic defaults. A key
-// of unknown type is sensitive, its value hidden, as Kafka shows it.
+// value, the cluster-wide dynamic default, server.properties, the default (an internal key only
+// where it is set); then the dynamic keys weir has no static key for. The "" resource lists only
+// the cluster-wide dynamic defaults. A key of unknown type is sensitive, its value hidden, as
+// Kafka shows it.
 DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     const Broker& broker, const DescribeConfigsHandler::Request::DescribeConfigsResource& res, bool synonyms,
     bool documentation) {
@@ -131,9 +132,15 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
       }
     }
   };
+  // Kafka lists an internal key (defineInternal) only where it is set: its originals, with the
+  // dynamic configs folded in, and the non-internal values.
+  const auto listed = [&](const config::KeyDef& def) {
+    return !def.internal || cfg.is_set(def.name) || catalog->dynamic_broker_configs.contains(def.name) ||
+           catalog->dynamic_default_broker_configs.contains(def.name);
+  };
   if (named) {
     for (const auto& def : config::broker_config_defs()) {
-      if (wanted(def.name)) entry(def.name, &def);
+      if (listed(def) && wanted(def.name)) entry(def.name, &def);
     }
     std::set<std::string, std::less<>> extra;
     for (const auto& [name, value] : catalog->dynamic_broker_configs) extra.insert(name);

@@ -445,5 +445,234 @@ TEST(ConsumerGroupOffsets, OffsetsOfSubscribedTopicsDoNotExpireAndAnEmptyGroupGo
   EXPECT_EQ(h.group(), nullptr);
 }
 
+// ---- Regular-expression subscriptions ----------------------------------------------------------
+
+p::ConsumerGroupHeartbeatRequest regex_join(std::string regex) {
+  auto req = ConsumerHarness::join_request({});
+  req.subscribed_topic_names = std::nullopt;
+  req.subscribed_topic_regex = std::move(regex);
+  return req;
+}
+
+std::vector<std::int16_t> record_types(const std::vector<Record>& records, std::size_t from = 0) {
+  std::vector<std::int16_t> out;
+  for (std::size_t i = from; i < records.size(); ++i) {
+    out.push_back(static_cast<std::int16_t>((records[i].key[0] << 8) | records[i].key[1]));
+  }
+  return out;
+}
+
+TEST(ConsumerGroupRegex, ARegexIsResolvedAfterTheJoinAndItsTopicsAssignedOnTheNextHeartbeat) {
+  ConsumerHarness h;
+  h.topics.set_version(7);
+  auto r = h.send(regex_join("ord.*"));
+  ASSERT_EQ(r.error_code, 0);
+  // As Kafka: the join answers epoch 1 and nothing to own; the resolution follows it.
+  EXPECT_EQ(r.member_epoch, 1);
+  ASSERT_TRUE(r.assignment.has_value());
+  EXPECT_EQ(count(assignment_of(r)), 0u);
+  EXPECT_EQ(record_types(h.records), (std::vector<std::int16_t>{5, 3, 7, 6, 8, 16, 3}));
+  const ResolvedRegex* resolved = h.group()->resolved_regex("ord.*");
+  ASSERT_NE(resolved, nullptr);
+  EXPECT_EQ(resolved->topics, std::set<std::string>{"orders"});
+  EXPECT_EQ(resolved->version, 7);
+  EXPECT_EQ(resolved->timestamp_ms, h.clock.now_ms());
+  EXPECT_EQ(h.group()->group_epoch(), 2);
+  EXPECT_EQ(h.group()->assignment_epoch(), 1);
+  EXPECT_EQ(h.group()->subscribed_topic_names(), std::set<std::string>{"orders"});
+
+  auto r2 = h.beat(*r.member_id, 1, TopicPartitionSet{});
+  EXPECT_EQ(r2.member_epoch, 2);
+  EXPECT_EQ(assignment_of(r2), (TopicPartitionSet{{ConsumerHarness::kOrders, {0, 1, 2, 3}}}));
+
+  p::ConsumerGroupDescribeRequest req;
+  req.group_ids = {kGroup};
+  auto d = h.coordinator.consumer_group_describe(req, 0, h.topics);
+  ASSERT_EQ(d.groups[0].members.size(), 1u);
+  EXPECT_EQ(d.groups[0].members[0].subscribed_topic_regex, "ord.*");
+  EXPECT_TRUE(d.groups[0].members[0].subscribed_topic_names.empty());
+}
+
+TEST(ConsumerGroupRegex, AnInvalidRegexIsRefusedWithKafkasMessage) {
+  ConsumerHarness h;
+  auto r = h.send(regex_join("[a"));
+  EXPECT_EQ(r.error_code, 128);  // INVALID_REGULAR_EXPRESSION
+  EXPECT_EQ(*r.error_message, "SubscribedTopicRegex `[a` is not a valid regular expression: missing closing ].");
+  r = h.send(regex_join("a{1001}"));
+  EXPECT_EQ(*r.error_message,
+            "SubscribedTopicRegex `a{1001}` is not a valid regular expression: invalid repeat count.");
+  EXPECT_EQ(h.group(), nullptr);
+  EXPECT_TRUE(h.records.empty());
+}
+
+TEST(ConsumerGroupRegex, ATopicCreatedLaterIsAssignedOnceTheRegexIsResolvedAgain) {
+  ConsumerHarness h;
+  h.topics.set_version(5);
+  auto r = h.send(regex_join("ord.*"));
+  const std::string id = *r.member_id;
+  auto owned = assignment_of(h.beat(id, 1, TopicPartitionSet{}));
+  ASSERT_EQ(count(owned), 4u);
+
+  const Uuid orders_eu{0x5555, 0x6666};
+  h.topics.add_topic("orders-eu", orders_eu, 2);
+  h.topics.set_version(9);
+  // Within 10 s of the last resolution nothing is resolved again.
+  h.advance(5000);
+  h.beat(id, 2, owned);
+  EXPECT_EQ(h.group()->resolved_regex("ord.*")->topics, std::set<std::string>{"orders"});
+  EXPECT_EQ(h.group()->group_epoch(), 2);
+
+  // Past it, the next heartbeat resolves the regex against the new topics and bumps the epoch;
+  // the one after that carries the new partitions.
+  h.advance(6000);
+  const std::size_t before = h.records.size();
+  auto r3 = h.beat(id, 2, owned);
+  EXPECT_EQ(r3.member_epoch, 2);
+  EXPECT_EQ(record_types(h.records, before), (std::vector<std::int16_t>{16, 3}));
+  EXPECT_EQ(h.group()->resolved_regex("ord.*")->topics, (std::set<std::string>{"orders", "orders-eu"}));
+  EXPECT_EQ(h.group()->resolved_regex("ord.*")->version, 9);
+  EXPECT_EQ(h.group()->group_epoch(), 3);
+  auto r4 = h.beat(id, 2, owned);
+  EXPECT_EQ(r4.member_epoch, 3);
+  EXPECT_EQ(count(assignment_of(r4)), 6u);
+  EXPECT_EQ(assignment_of(r4).at(orders_eu), (std::set<std::int32_t>{0, 1}));
+}
+
+TEST(ConsumerGroupRegex, ARegexIsResolvedAgainEveryRefreshInterval) {
+  GroupConfig c = ConsumerHarness::config_for_tests();
+  c.consumer.regex_refresh_interval_ms = 20000;
+  ConsumerHarness h(c);
+  auto r = h.send(regex_join("ord.*|pay.*"));
+  const std::string id = *r.member_id;
+  auto owned = assignment_of(h.beat(id, 1, TopicPartitionSet{}));
+  ASSERT_EQ(count(owned), 6u);
+
+  // payments is deleted: no topic is new, so the regex keeps it until the refresh interval, but
+  // the group's metadata changed and its partitions go at once.
+  h.topics = TopicImage();
+  h.topics.add_topic("orders", ConsumerHarness::kOrders, 4);
+  h.topics.set_version(3);
+  owned = assignment_of(h.beat(id, 2, owned));  // payments' partitions are revoked
+  EXPECT_EQ(count(owned), 4u);
+  EXPECT_EQ(h.beat(id, 2, owned).member_epoch, 3);
+  EXPECT_EQ(h.group()->resolved_regex("ord.*|pay.*")->topics, (std::set<std::string>{"orders", "payments"}));
+
+  for (int i = 0; i < 4; ++i) {
+    h.advance(5000);
+    h.beat(id, 3, owned);
+  }
+  EXPECT_EQ(h.group()->resolved_regex("ord.*|pay.*")->topics, (std::set<std::string>{"orders", "payments"}));
+  h.advance(1000);  // 21 s after the last resolution
+  h.beat(id, 3, owned);
+  EXPECT_EQ(h.group()->resolved_regex("ord.*|pay.*")->topics, std::set<std::string>{"orders"});
+  EXPECT_EQ(h.group()->group_epoch(), 4);
+}
+
+TEST(ConsumerGroupRegex, ReplayingTheRegexRecordsRebuildsTheSameGroup) {
+  ConsumerHarness h;
+  h.topics.set_version(4);
+  auto a = h.send(regex_join("ord.*"));
+  auto b = h.send(ConsumerHarness::join_request({"payments"}));
+  h.beat(*a.member_id, 1, TopicPartitionSet{});
+  h.beat(*b.member_id, 2, TopicPartitionSet{});
+  ASSERT_NE(h.group()->resolved_regex("ord.*"), nullptr);
+
+  GroupCoordinator fresh(ConsumerHarness::config_for_tests());
+  for (const Record& r : h.records) {
+    std::optional<std::span<const std::uint8_t>> value;
+    if (r.value) value = std::span<const std::uint8_t>(*r.value);
+    ASSERT_TRUE(fresh.replay(r.key, value).has_value());
+  }
+  fresh.finish_replay(h.clock.now_ms());
+  EXPECT_EQ(fresh.consumer_groups().groups(), h.coordinator.consumer_groups().groups());
+  const ConsumerGroup* g = fresh.consumer_groups().group(kGroup);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->resolved_regex("ord.*")->topics, std::set<std::string>{"orders"});
+  EXPECT_EQ(g->resolved_regex("ord.*")->version, 4);
+  EXPECT_EQ(g->subscribed_topic_names(), (std::set<std::string>{"orders", "payments"}));
+
+  // The restarted coordinator carries on with the same member and the same assignment.
+  fresh.set_topic_image(&h.topics);
+  p::ConsumerGroupHeartbeatRequest beat;
+  beat.group_id = kGroup;
+  beat.member_id = *a.member_id;
+  beat.member_epoch = h.member(*a.member_id).member_epoch;
+  beat.instance_id = std::nullopt;
+  beat.rack_id = std::nullopt;
+  beat.subscribed_topic_regex = std::nullopt;
+  beat.server_assignor = std::nullopt;
+  auto r = fresh.consumer_group_heartbeat(beat, 0, ClientInfo{"client", "/10.0.0.1"}, h.topics, h.clock.now_ms());
+  EXPECT_EQ(r.response.error_code, 0);
+  EXPECT_EQ(r.response.member_epoch, beat.member_epoch);
+  EXPECT_EQ(partitions_of(fresh.consumer_groups().group(kGroup)->members().at(*a.member_id).assigned),
+            (TopicPartitionSet{{ConsumerHarness::kOrders, {0, 1, 2, 3}}}));
+}
+
+TEST(ConsumerGroupRegex, ARegexNoMemberSubscribesToAnyMoreIsTombstoned) {
+  ConsumerHarness h;
+  auto a = h.send(regex_join("ord.*"));
+  auto b = h.send(regex_join("ord.*"));
+  ASSERT_NE(h.group()->resolved_regex("ord.*"), nullptr);
+  EXPECT_EQ(h.group()->regex_subscribers("ord.*"), 2u);
+
+  // A leaves: B still uses the regex, which stays.
+  std::size_t before = h.records.size();
+  h.beat(*a.member_id, -1, std::nullopt);
+  EXPECT_EQ(record_types(h.records, before), (std::vector<std::int16_t>{8, 7, 5, 3}));
+  ASSERT_NE(h.group()->resolved_regex("ord.*"), nullptr);
+
+  // B moves to topic names: it was the regex's last subscriber, so the regex is tombstoned.
+  p::ConsumerGroupHeartbeatRequest req;
+  req.group_id = kGroup;
+  req.member_id = *b.member_id;
+  req.member_epoch = h.member(*b.member_id).member_epoch;
+  req.instance_id = std::nullopt;
+  req.rack_id = std::nullopt;
+  req.server_assignor = std::nullopt;
+  req.subscribed_topic_names = std::vector<std::string>{"payments"};
+  req.subscribed_topic_regex = "";
+  before = h.records.size();
+  const std::int32_t epoch = h.group()->group_epoch();
+  ASSERT_EQ(h.send(req).error_code, 0);
+  const auto types = record_types(h.records, before);
+  ASSERT_GE(types.size(), 3u);
+  EXPECT_EQ((std::vector<std::int16_t>{types[0], types[1], types[2]}), (std::vector<std::int16_t>{5, 16, 3}));
+  EXPECT_FALSE(h.records[before + 1].value.has_value());
+  EXPECT_EQ(h.group()->resolved_regex("ord.*"), nullptr);
+  EXPECT_GT(h.group()->group_epoch(), epoch);
+  EXPECT_EQ(h.group()->subscribed_topic_names(), std::set<std::string>{"payments"});
+
+  // A member of another regex leaving takes it with it.
+  auto c = h.send(regex_join("pay.*"));
+  ASSERT_NE(h.group()->resolved_regex("pay.*"), nullptr);
+  before = h.records.size();
+  h.beat(*c.member_id, -1, std::nullopt);
+  EXPECT_EQ(record_types(h.records, before), (std::vector<std::int16_t>{8, 7, 5, 16, 3}));
+  EXPECT_TRUE(h.group()->resolved_regexes().empty());
+}
+
+TEST(ConsumerGroupRegex, DeletingAGroupTombstonesItsResolvedRegexes) {
+  ConsumerGroup g(kGroup);
+  ResolvedRegex resolved{{"orders"}, 3, 1000};
+  g.apply_group_epoch(std::pair{1, 0});
+  g.apply_regex("ord.*", &resolved);
+  ConsumerGroupCoordinator c(ConsumerGroupConfig{}, 1);
+  const auto records = c.delete_records(g);
+  EXPECT_EQ(record_types(records), (std::vector<std::int16_t>{6, 16, 4, 3}));
+  EXPECT_FALSE(records[1].value.has_value());
+}
+
+TEST(ConsumerGroupRegex, RegexRecordIsWrittenInKafkasLayout) {
+  ResolvedRegex resolved{{"b", "a"}, 42, 1700000000000};
+  const Record r = consumer_records::regex("g", "a.*", resolved);
+  // key: type 16, then group "g" and regex "a.*" as int16-length strings.
+  EXPECT_EQ(r.key, (Bytes{0x00, 0x10, 0x00, 0x01, 'g', 0x00, 0x03, 'a', '.', '*'}));
+  // value: version 0, then compact array of compact strings (sorted), int64 version and
+  // timestamp, no tagged fields.
+  const Bytes value{0x00, 0x00, 0x03, 0x02, 'a',  0x02, 'b',  0,    0,    0,    0,    0,
+                    0,    0,    42,   0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, 0x00};
+  EXPECT_EQ(r.value, value);
+}
+
 }  // namespace
 }  // namespace weir::group::testing
