@@ -252,6 +252,49 @@ struct Position {
 
 asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from);
 
+// The offset `timestamp` (a time, or client::kEarliestTimestamp / kLatestTimestamp) points at
+// in topic-partition p: the end when no record is that late.
+asio::awaitable<Result<std::int64_t, client::Error>> offset_for(Session& s, std::string topic, std::int32_t p,
+                                                                std::int64_t timestamp) {
+  std::string again = topic;
+  auto o = co_await s.client().list_offsets(std::move(topic), p, timestamp, client::deadline_after_ms(s.timeout_ms()));
+  if (!o) co_return unexpected(std::move(o.error()));
+  if (o->offset >= 0) co_return o->offset;
+  auto end = co_await s.client().list_offsets(std::move(again), p, client::kLatestTimestamp,
+                                              client::deadline_after_ms(s.timeout_ms()));
+  if (!end) co_return unexpected(std::move(end.error()));
+  co_return end->offset;
+}
+
+// One Fetch of `parts` (partition, offset) of `topic` from `leader`: no fetch session, as the
+// console consumer's one-shot reads; v12 at most when the topic id is unknown (v13 names topics
+// by id only).
+asio::awaitable<Result<client::ResponseOf<protocol::FetchRequest>, client::Error>> fetch_from(
+    Session& s, std::int32_t leader, std::string topic, Uuid topic_id,
+    std::vector<std::pair<std::int32_t, std::int64_t>> parts, std::int8_t isolation) {
+  protocol::FetchRequest req;
+  req.max_wait_ms = 500;
+  req.min_bytes = 1;
+  req.max_bytes = 50 << 20;
+  req.isolation_level = isolation;
+  req.session_id = 0;
+  req.session_epoch = -1;
+  auto& ft = req.topics.emplace_back();
+  ft.topic = std::move(topic);
+  ft.topic_id = topic_id;
+  for (const auto& [p, offset] : parts) {
+    auto& fp = ft.partitions.emplace_back();
+    fp.partition = p;
+    fp.fetch_offset = offset;
+    fp.partition_max_bytes = 1 << 20;
+  }
+  client::Target target = client::target::Node{leader};
+  client::CallOptions options;
+  options.deadline = client::deadline_after_ms(s.timeout_ms());
+  if (topic_id.is_zero()) options.max_version = 12;
+  co_return co_await s.client().send(std::move(target), std::move(req), std::move(options));
+}
+
 asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   const auto from = parse_from(args.from);
   if (!from)
@@ -277,17 +320,9 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   std::map<std::int32_t, Position> position;
   const auto reset = [&](std::int32_t p, std::int64_t timestamp) -> asio::awaitable<std::optional<client::Error>> {
     std::string topic = args.topic;
-    auto o =
-        co_await s.client().list_offsets(std::move(topic), p, timestamp, client::deadline_after_ms(s.timeout_ms()));
+    auto o = co_await offset_for(s, std::move(topic), p, timestamp);
     if (!o) co_return std::move(o.error());
-    position[p].offset = o->offset;
-    if (o->offset < 0) {  // no record at or after that time: the end
-      std::string again = args.topic;
-      auto end = co_await s.client().list_offsets(std::move(again), p, client::kLatestTimestamp,
-                                                  client::deadline_after_ms(s.timeout_ms()));
-      if (!end) co_return std::move(end.error());
-      position[p].offset = end->offset;
-    }
+    position[p].offset = *o;
     co_return std::nullopt;
   };
   for (const std::int32_t p : parts) {
@@ -327,27 +362,11 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
       continue;
     }
     for (auto& [leader, leader_parts] : by_leader) {
-      protocol::FetchRequest req;
-      req.max_wait_ms = 500;
-      req.min_bytes = 1;
-      req.max_bytes = 50 << 20;
-      req.isolation_level = isolation;
-      req.session_id = 0;
-      req.session_epoch = -1;
-      auto& ft = req.topics.emplace_back();
-      ft.topic = args.topic;
-      if (t != nullptr) ft.topic_id = t->id;
-      for (const std::int32_t p : leader_parts) {
-        auto& fp = ft.partitions.emplace_back();
-        fp.partition = p;
-        fp.fetch_offset = position[p].offset;
-        fp.partition_max_bytes = 1 << 20;
-      }
-      client::Target target = client::target::Node{leader};
-      client::CallOptions options;
-      options.deadline = client::deadline_after_ms(s.timeout_ms());
-      if (ft.topic_id.is_zero()) options.max_version = 12;  // v13 names topics by id only
-      auto resp = co_await s.client().send(std::move(target), std::move(req), std::move(options));
+      std::vector<std::pair<std::int32_t, std::int64_t>> at;
+      for (const std::int32_t p : leader_parts) at.emplace_back(p, position[p].offset);
+      std::string fetch_topic = args.topic;
+      const Uuid topic_id = t != nullptr ? t->id : Uuid{};
+      auto resp = co_await fetch_from(s, leader, std::move(fetch_topic), topic_id, std::move(at), isolation);
       if (!resp) co_return s.fail(fmt::format("cannot fetch from topic '{}'", args.topic), resp.error());
       std::string out;
       for (auto& rt : resp->responses) {
@@ -386,20 +405,6 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   }
   if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
   co_return kExitOk;
-}
-
-// The offset `timestamp` (a time, or client::kEarliestTimestamp / kLatestTimestamp) points at
-// in topic-partition p: the end when no record is that late.
-asio::awaitable<Result<std::int64_t, client::Error>> offset_for(Session& s, std::string topic, std::int32_t p,
-                                                                std::int64_t timestamp) {
-  std::string again = topic;
-  auto o = co_await s.client().list_offsets(std::move(topic), p, timestamp, client::deadline_after_ms(s.timeout_ms()));
-  if (!o) co_return unexpected(std::move(o.error()));
-  if (o->offset >= 0) co_return o->offset;
-  auto end = co_await s.client().list_offsets(std::move(again), p, client::kLatestTimestamp,
-                                              client::deadline_after_ms(s.timeout_ms()));
-  if (!end) co_return unexpected(std::move(end.error()));
-  co_return end->offset;
 }
 
 // --group: a member of a classic consumer group (client/group_membership.h). Partitions start at
@@ -479,29 +484,13 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
       continue;
     }
     for (auto& [leader, leader_parts] : by_leader) {
-      protocol::FetchRequest req;
-      req.max_wait_ms = 500;
-      req.min_bytes = 1;
-      req.max_bytes = 50 << 20;
-      req.isolation_level = read_committed ? 1 : 0;
-      req.session_id = 0;
-      req.session_epoch = -1;
-      auto& ft = req.topics.emplace_back();
-      ft.topic = args.topic;
-      if (t != nullptr) ft.topic_id = t->id;
       std::map<std::int32_t, std::int64_t> sent;
-      for (const std::int32_t p : leader_parts) {
-        auto& fp = ft.partitions.emplace_back();
-        fp.partition = p;
-        fp.fetch_offset = *member.position({args.topic, p});
-        fp.partition_max_bytes = 1 << 20;
-        sent[p] = fp.fetch_offset;
-      }
-      client::Target target = client::target::Node{leader};
-      client::CallOptions options;
-      options.deadline = client::deadline_after_ms(s.timeout_ms());
-      if (ft.topic_id.is_zero()) options.max_version = 12;  // v13 names topics by id only
-      auto resp = co_await s.client().send(std::move(target), std::move(req), std::move(options));
+      for (const std::int32_t p : leader_parts) sent[p] = *member.position({args.topic, p});
+      std::vector<std::pair<std::int32_t, std::int64_t>> at(sent.begin(), sent.end());
+      std::string fetch_topic = args.topic;
+      const Uuid topic_id = t != nullptr ? t->id : Uuid{};
+      auto resp = co_await fetch_from(s, leader, std::move(fetch_topic), topic_id, std::move(at),
+                                      static_cast<std::int8_t>(read_committed ? 1 : 0));
       if (!resp) {
         failed = fmt::format("cannot fetch from topic '{}'", args.topic);
         cause = std::move(resp.error());

@@ -285,6 +285,9 @@ def test_reassignment_cancelled(cluster_factory, kinds, topic_name):
 THROTTLE_VALUES = 3000  # ~12 MiB a topic: many 1 MiB replica fetches
 
 
+# slow (make test time: 81 s, mostly JVM tool runs and 36 MiB to replicate): ReplicationQuota's
+# rules are unit-tested (tests/unit/broker/replication_quota_test.cpp); run with -m slow.
+@pytest.mark.slow
 @pytest.mark.timeout(480)
 def test_replication_throttle(cluster_factory, kinds, topic_name):
     cluster = cluster_factory(kinds, controllers=1, broker_overrides=BROKER_OVERRIDES,
