@@ -126,6 +126,7 @@ asio::awaitable<void> Connection::read_loop() {
     auto slot = std::make_shared<Slot>();
     slots_.push_back(slot);
     auto self = shared_from_this();
+    server_.request_started();  // run_request reports its end
     asio::co_spawn(
         socket_.get_executor(),
         [self, slot, frame = std::shared_ptr<const Frame>(std::move(frame))]() {
@@ -317,6 +318,10 @@ asio::awaitable<void> Connection::watchdog() {
 }
 
 asio::awaitable<void> Connection::run_request(std::shared_ptr<Slot> slot, std::shared_ptr<const Frame> frame) {
+  struct Finished {
+    Server& server;
+    ~Finished() { server.request_finished(); }
+  } finished{server_};
   Reply reply;
   try {
     reply = co_await sink_.handle(client_, std::move(frame));

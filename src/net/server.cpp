@@ -295,9 +295,11 @@ void Server::stop() {
   for (auto& g : guards_) g->reset();
   // In-flight requests get a moment to finish; whatever still waits after that (a long-polling
   // fetch, work posted to an executor that has already stopped) is abandoned: its client's
-  // connection is closed and nothing unacknowledged was promised.
+  // connection is closed and nothing unacknowledged was promised. The executors keep other work
+  // (the broker's timers), so the wait ends when no request is left, not when they run dry.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.shutdown_grace_ms);
-  while (running_threads_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (in_flight_requests_.load() > 0 && running_threads_.load() > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   for (auto& ctx : contexts_) ctx->stop();

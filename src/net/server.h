@@ -111,6 +111,10 @@ class Server {
   // A connection from `host` closed: forgets it and gives its slot back.
   void unregister_connection(std::uint64_t id, const std::string& host);
 
+  // Requests handed to the sink and not finished yet (stop() waits for them, up to the grace).
+  void request_started() { in_flight_requests_.fetch_add(1); }
+  void request_finished() { in_flight_requests_.fetch_sub(1); }
+
  private:
   boost::asio::awaitable<void> accept_loop(boost::asio::ip::tcp::acceptor& acceptor, std::string listener);
   std::string resolve_limits();
@@ -138,6 +142,7 @@ class Server {
   std::atomic<std::int64_t> last_reclaim_sweep_ms_{-1};
   std::atomic<bool> stopped_{false};
   std::atomic<std::size_t> running_threads_{0};
+  std::atomic<std::int64_t> in_flight_requests_{0};
   std::mutex stop_mutex_;
 };
 

@@ -106,7 +106,8 @@ class BrokerProcess:
                     last_error = RuntimeError(f"ApiVersions error {resp.error_code} / probe not ready")
             except (OSError, wire.ConnectionClosed, wire.ProtocolError) as e:
                 last_error = e
-            time.sleep(0.1)
+            # weir serves within milliseconds; a JVM takes seconds: poll often only at first.
+            time.sleep(0.02 if time.monotonic() - self.started_at < 2.0 else 0.1)
         self._abort()
         raise BrokerStartError(
             f"{self.kind} did not serve on {self.bootstrap} within {timeout:.0f}s "
