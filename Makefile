@@ -41,7 +41,7 @@ fuzz:
 	scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 scenario: build
-	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario -m "not slow" $(PYTEST_ARGS)
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/pytest -q tests/scenario -m "not slow" --durations=30 $(PYTEST_ARGS)
 
 test: test-deps build
 	$(MAKE) --no-print-directory unit
