@@ -7,6 +7,8 @@ AsyncKafkaConsumer), against weir and against Apache Kafka 4.3.1, with the same 
   - records produced after that reach one of the two, each exactly once: the Java consumer
     commits what it consumed when it gives partitions up (auto-commit on revocation), so the
     partitions' new owner starts where the old one stopped;
+  - `kafka-consumer-groups --describe --members --verbose` shows both members with their
+    current and target assignments;
   - after both stop, `kafka-consumer-groups --describe` shows every partition committed at its
     end with no lag.
 The members are watched through ConsumerGroupDescribe on the wire (no JVM tool per poll).
@@ -123,6 +125,16 @@ def test_java_consumers_share_partitions_without_loss_or_duplicates(broker, topi
         print(f"split after {time.monotonic() - started:.1f}s")
         split = owned(describe(broker, group))
         assert sorted(split["java-a"] + split["java-b"]) == list(range(PARTITIONS)), split
+        # The Java admin tool's view of the same members (ConsumerGroupDescribe).
+        out = run_tool("kafka-consumer-groups", "--describe", "--group", group, "--members", "--verbose",
+                       bootstrap=broker, timeout=60)
+        assert out.ok, out.stderr
+        members = {r["CLIENT-ID"]: r for r in parse_table(out.stdout) if r.get("GROUP") == group}
+        assert sorted(members) == ["java-a", "java-b"], out.stdout
+        for name, r in members.items():
+            assert r["#PARTITIONS"] == "2" and r["CURRENT-EPOCH"] == r["TARGET-EPOCH"], out.stdout
+            want = f"{topic_name}:" + ",".join(map(str, split[name]))
+            assert r["CURRENT-ASSIGNMENT"] == want == r["TARGET-ASSIGNMENT"], out.stdout
 
         produce(broker, topic_name, BATCH, BATCH)
         everything = {f"v{i}" for i in range(2 * BATCH)}
