@@ -85,8 +85,9 @@ class BrokerConfig {
   std::int64_t produce_max_decompressed_batch_bytes = 268435456;  // weir.produce.max.decompressed.batch.bytes
   std::int32_t produce_max_compression_ratio = 5000;              // weir.produce.max.compression.ratio
   std::int32_t decompression_threads = 1;                         // weir.decompression.threads, derived
-  // Connections and request memory. max_connections is unset unless the key is: the server
-  // derives it from RLIMIT_NOFILE. queued_max_request_bytes is the effective budget.
+  // Connections and request memory. max_connections is unset unless the key is; the server
+  // derives it from RLIMIT_NOFILE and stores the result here before the broker starts.
+  // queued_max_request_bytes is the effective budget.
   std::optional<std::int32_t> max_connections;
   std::int32_t max_connections_per_ip = 2147483647;
   std::vector<std::pair<std::string, std::int32_t>> max_connections_per_ip_overrides;

@@ -89,9 +89,11 @@ std::string Server::start() {
   if (!lock) return lock.error();
   lock_.emplace(std::move(*lock));
 
-  broker_ = std::make_unique<broker::Broker>(config_, env_.clock, env_.fs);
   net::ServerOptions so = net_options(config_);
   static_max_connections_ = so.max_connections;
+  // The broker reports the connection cap in force (DescribeConfigs), derived or configured.
+  config_.max_connections = so.max_connections;
+  broker_ = std::make_unique<broker::Broker>(config_, env_.clock, env_.fs);
   net_ = std::make_unique<net::Server>(so, *broker_);
   broker_->on_broker_configs([this](const broker::Catalog& c) { apply_connection_limits(c); });
   broker_->attach(net_->executors());

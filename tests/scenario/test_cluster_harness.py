@@ -32,12 +32,15 @@ def test_one_controller_one_kafka_broker(cluster_factory):
     md = cluster.metadata()
     assert [(b.node_id, b.host, b.port) for b in md.brokers] == [(1, "127.0.0.1", cluster.broker(1).port)]
     assert md.controller_id >= 0  # Kafka reports a broker id here (KRaft hides the controllers)
-    # Formatted with the features weir serves today: metadata.version and transaction.version.
+    # Formatted with the features weir serves in a cluster today: metadata.version,
+    # transaction.version and eligible.leader.replicas.version at Kafka 4.3.1's defaults.
     with wire.Connection("127.0.0.1", cluster.broker(1).port) as conn:
         av = conn.api_versions(3)
     assert av.error_code == 0
     finalized = {k: v for k, v in av.finalized_features.items() if v[1] > 0}
-    assert set(finalized) == {"metadata.version", "transaction.version"}, av.finalized_features
+    assert set(finalized) == {"metadata.version", "transaction.version", "eligible.leader.replicas.version"}, \
+        av.finalized_features
+    assert finalized["eligible.leader.replicas.version"][1] == 1
     assert finalized["metadata.version"][1] == 30  # 4.3-IV0
     assert finalized["transaction.version"][1] == 2
 

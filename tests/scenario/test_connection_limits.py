@@ -111,6 +111,14 @@ def test_default_connection_cap_comes_from_the_fd_limit_and_excess_clients_wait(
         create_topic(k, topic_name)
         wait_for_leaders(k, topic_name, 1)
         produce_and_fetch(k, topic_name, b"before the flood")
+        # DescribeConfigs shows the limits in force (weir's defaults, not Kafka's unlimited ones).
+        described = k.send("DescribeConfigs", 4, {"Resources": [{
+            "ResourceType": "BROKER", "ResourceName": str(b.node_id),
+            "ConfigNames": ["max.connections", "queued.max.request.bytes"]}]})["Resources"][0]
+        assert described["ErrorCode"] == 0, described
+        assert {c["Name"]: (c["Value"], c["Source"]) for c in described["Configs"]} == {
+            "max.connections": ("128", "DEFAULT_CONFIG"),
+            "queued.max.request.bytes": (str(256 << 20), "DEFAULT_CONFIG")}, described
 
         flood = []
         try:

@@ -106,7 +106,11 @@ DescribeConfigsHandler::Response::DescribeConfigsResult describe_broker(
     }
     if (named && static_key && !def->null_default() && !def->required()) {
       auto parsed = config::parse(*def, def->default_value);
-      layers.push_back({kDefaultConfig, sensitive || !parsed ? std::nullopt : config::to_string(*parsed)});
+      std::optional<std::string> value = sensitive || !parsed ? std::nullopt : config::to_string(*parsed);
+      // Where weir's default is derived, not Kafka's unlimited one, the value in force is shown.
+      if (name == "max.connections" && cfg.max_connections) value = std::to_string(*cfg.max_connections);
+      if (name == "queued.max.request.bytes") value = std::to_string(cfg.queued_max_request_bytes);
+      layers.push_back({kDefaultConfig, std::move(value)});
     }
     auto& c = out.configs.emplace_back();
     c.name = std::string(name);

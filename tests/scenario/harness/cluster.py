@@ -21,9 +21,9 @@ Formatting (facts from Kafka 4.3.1's `kafka-storage format`, checked on this mac
   - `--feature transaction.version=0 --feature group.version=0 --feature share.version=0
     --feature streams.version=0 --feature eligible.leader.replicas.version=0` is accepted
     together; a feature at level 0 gets no FeatureLevelRecord. DEFAULT_FEATURES below: the
-    three weir does not serve yet at 0, transaction.version at its default 2, and
-    eligible.leader.replicas.version at 0 as the scenarios before KIP-966 support were written
-    (weir serves 0-1; test_cluster_elr.py formats with 1);
+    three weir does not serve in a cluster yet at 0, transaction.version and
+    eligible.leader.replicas.version at their 4.3.1 defaults (2 and 1: KIP-966 is on, as in a
+    cluster formatted with Kafka's defaults);
   - at metadata.version 4.3-IV0 none of these five depends on another: each of share.version=1,
     streams.version=1, transaction.version=1 or 2, eligible.leader.replicas.version=1 is accepted
     with the other four at 0 (their dependencies are on metadata.version only);
@@ -64,7 +64,7 @@ DEFAULT_FEATURES: dict[str, int] = {
     "group.version": 0,
     "share.version": 0,
     "streams.version": 0,
-    "eligible.leader.replicas.version": 0,
+    "eligible.leader.replicas.version": 1,
 }
 CONTROLLER_TIMING = {"broker.session.timeout.ms": "9000"}
 BROKER_TIMING = {"broker.heartbeat.interval.ms": "1000"}
