@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -61,33 +62,45 @@ std::vector<TopicPartition> assigned_partitions(const protocol::Bytes& bytes) {
 
 // --- list ---
 
-asio::awaitable<int> list_groups(Session& s) {
+// Why an operation failed, for Session::fail (or for one group's row when there are several).
+struct Failure {
+  std::string message;
+  std::optional<client::Error> cause;
+};
+
+// The consumer groups of every broker (ListGroups of each; classic groups of another protocol
+// type, such as Connect's, are left out), sorted.
+asio::awaitable<Result<std::vector<std::string>, Failure>> consumer_group_names(Session& s) {
   std::optional<std::vector<std::string>> none{std::in_place};
   auto md = co_await s.client().metadata(std::move(none), s.deadline());
-  if (!md) co_return s.fail("cannot reach the cluster", md.error());
+  if (!md) co_return unexpected(Failure{"cannot reach the cluster", md.error()});
   std::set<std::string> names;
   for (const auto& b : md->brokers) {
     protocol::ListGroupsRequest req;
     client::Target node = client::target::Node{b.node_id};
     auto resp = co_await s.send(std::move(node), std::move(req), client::RetryOn::kAllRetriable);
-    if (!resp) co_return s.fail(fmt::format("cannot list the groups of broker {}", b.node_id), resp.error());
-    if (resp->error_code != 0) {
-      co_return s.fail_code(fmt::format("cannot list the groups of broker {}", b.node_id), resp->error_code,
-                            std::nullopt);
-    }
+    const std::string what = fmt::format("cannot list the groups of broker {}", b.node_id);
+    if (!resp) co_return unexpected(Failure{what, resp.error()});
+    if (resp->error_code != 0) co_return unexpected(Failure{what, client::Error::kafka(resp->error_code, "")});
     for (const auto& g : resp->groups) {
       if (g.protocol_type == "consumer" || g.protocol_type.empty()) names.insert(g.group_id);
     }
   }
+  co_return std::vector<std::string>(names.begin(), names.end());
+}
+
+asio::awaitable<int> list_groups(Session& s) {
+  auto names = co_await consumer_group_names(s);
+  if (!names) co_return s.fail(names.error().message, names.error().cause);
   if (s.json()) {
     Json j;
     j.begin_object().key("groups").begin_array();
-    for (const auto& n : names) j.value(n);
+    for (const auto& n : *names) j.value(n);
     j.end_array().end_object();
     print(j.str() + "\n");
   } else {
     std::string out;
-    for (const auto& n : names) out += n + "\n";
+    for (const auto& n : *names) out += n + "\n";
     print(out);
   }
   co_return kExitOk;
@@ -480,20 +493,23 @@ asio::awaitable<Result<std::string, client::Error>> group_state(Session& s, std:
 // --- seek ---
 
 struct SeekArgs {
-  std::string group;
+  std::vector<std::string> groups;
+  bool all_groups = false;
   std::vector<std::string> topics;
   bool all_topics = false;
   std::string to;
   std::optional<std::int64_t> shift_by;
+  std::string from_file;
   bool execute = false;
   bool dry_run = false;
   bool export_csv = false;
 };
 
 // Where --to points: a ListOffsets timestamp (earliest, latest, a time), an offset, or the
-// committed offset ("current").
+// committed offset ("current"); or by how much to move the committed offset; or the offsets a
+// --from-file plan names.
 struct SeekTarget {
-  enum class Kind : std::int8_t { kTimestamp, kOffset, kCurrent, kShift } kind = Kind::kTimestamp;
+  enum class Kind : std::int8_t { kTimestamp, kOffset, kCurrent, kShift, kFromFile } kind = Kind::kTimestamp;
   std::int64_t value = 0;
 };
 
@@ -520,26 +536,50 @@ void warn(const Session& s, const std::string& text) {
   if (!s.json()) std::fprintf(stderr, "warning: %s\n", text.c_str());
 }
 
-// kafka-consumer-groups --reset-offsets: the new offsets, printed; committed with --execute.
-asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget target) {
-  auto state = co_await group_state(s, args.group);
-  if (!state) co_return s.fail(fmt::format("cannot describe group '{}'", args.group), state.error());
+using OffsetPlan = std::map<TopicPartition, std::int64_t>;
+
+// One group's new offsets (kafka-consumer-groups --reset-offsets), committed with --execute.
+// `from_file`: the group's rows of a --from-file plan (kind kFromFile).
+asio::awaitable<Result<OffsetPlan, Failure>> seek_one_group(Session& s, const SeekArgs& args, std::string group,
+                                                                SeekTarget target, OffsetPlan from_file) {
+  auto state = co_await group_state(s, group);
+  if (!state) co_return unexpected(Failure{fmt::format("cannot describe group '{}'", group), state.error()});
   if (*state != "Empty" && *state != "Dead") {
-    co_return s.fail(
-        fmt::format("offsets can only be reset while group '{}' is inactive, but its state is {}", args.group, *state));
+    co_return unexpected(Failure{
+        fmt::format("offsets can only be reset while group '{}' is inactive, but its state is {}", group, *state), {}});
   }
-  auto fetched = co_await committed_offsets(s, args.group);
-  if (!fetched) co_return s.fail(fmt::format("cannot fetch the offsets of group '{}'", args.group), fetched.error());
+  auto fetched = co_await committed_offsets(s, group);
+  if (!fetched) {
+    co_return unexpected(Failure{fmt::format("cannot fetch the offsets of group '{}'", group), fetched.error()});
+  }
   const std::map<TopicPartition, std::int64_t>& committed = *fetched;
 
+  using Kind = SeekTarget::Kind;
   std::vector<TopicPartition> parts;
-  if (args.all_topics) {
+  if (target.kind == Kind::kFromFile) {
+    // As Kafka's tool: the file names the partitions; --topic / --all-topics do not narrow it.
+    std::set<std::string> names;
+    for (const auto& [tp, offset] : from_file) names.insert(tp.first);
+    std::vector<TopicScope> scopes;
+    for (const auto& n : names) scopes.push_back(TopicScope{n, {}});
+    auto resolved = co_await resolve_scopes(s, std::move(scopes));
+    if (!resolved) co_return unexpected(Failure{resolved.error(), {}});
+    for (const auto& [tp, offset] : from_file) {
+      if (!std::ranges::binary_search(*resolved, tp)) {
+        co_return unexpected(Failure{
+            fmt::format("topic '{}' has no partition {} (in the --from-file plan of group '{}')", tp.first, tp.second,
+                        group),
+            {}});
+      }
+      parts.push_back(tp);
+    }
+  } else if (args.all_topics) {
     for (const auto& [tp, offset] : committed) parts.push_back(tp);
   } else {
     std::vector<TopicScope> scopes;
     for (const auto& t : args.topics) scopes.push_back(*parse_topic_scope(t));  // checked by the caller
     auto resolved = co_await resolve_scopes(s, std::move(scopes));
-    if (!resolved) co_return s.fail(resolved.error());
+    if (!resolved) co_return unexpected(Failure{resolved.error(), {}});
     parts = std::move(*resolved);
   }
   if (!parts.empty()) {
@@ -551,18 +591,18 @@ asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget tar
   const auto earliest = co_await s.list_offsets(parts, client::kEarliestTimestamp);
   const auto latest = co_await s.list_offsets(parts, client::kLatestTimestamp);
   std::map<TopicPartition, std::int64_t> at_time;
-  if (target.kind == SeekTarget::Kind::kTimestamp && target.value >= 0) {
+  if (target.kind == Kind::kTimestamp && target.value >= 0) {
     at_time = co_await s.list_offsets(parts, target.value);
   }
 
-  using Kind = SeekTarget::Kind;
-  std::map<TopicPartition, std::int64_t> planned;
+  OffsetPlan planned;
   for (const auto& tp : parts) {
     const std::string name = fmt::format("{}-{}", tp.first, tp.second);
     auto lo = earliest.find(tp);
     auto hi = latest.find(tp);
     if (lo == earliest.end() || hi == latest.end()) {
-      co_return s.fail(fmt::format("cannot read the offsets of partition {}: no leader answered", name));
+      co_return unexpected(
+          Failure{fmt::format("cannot read the offsets of partition {}: no leader answered", name), {}});
     }
     const auto current = committed.find(tp);
     std::int64_t offset = 0;
@@ -587,12 +627,15 @@ asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget tar
         break;
       case Kind::kShift:
         if (current == committed.end()) {
-          co_return s.fail(
-              fmt::format("cannot shift the offset of partition {}: the group has no committed offset "
-                          "there",
-                          name));
+          co_return unexpected(Failure{
+              fmt::format("cannot shift the offset of partition {}: group '{}' has no committed offset there", name,
+                          group),
+              {}});
         }
         offset = current->second + target.value;
+        break;
+      case Kind::kFromFile:
+        offset = from_file.at(tp);
         break;
     }
     // Out of the log's range: the nearest end, as kafka-consumer-groups does.
@@ -608,7 +651,7 @@ asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget tar
 
   if (args.execute && !planned.empty()) {
     protocol::OffsetCommitRequest req;
-    req.group_id = args.group;
+    req.group_id = group;
     req.generation_id_or_member_epoch = -1;  // an admin commit: no member, no generation
     for (const auto& [tp, offset] : planned) {
       if (req.topics.empty() || req.topics.back().name != tp.first) req.topics.emplace_back().name = tp.first;
@@ -616,49 +659,129 @@ asio::awaitable<int> seek_group(Session& s, const SeekArgs& args, SeekTarget tar
       p.partition_index = tp.second;
       p.committed_offset = offset;
     }
-    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, args.group};
+    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
     client::CallOptions options;
     options.deadline = s.deadline();
     options.retry_on = client::RetryOn::kAllRetriable;
     options.max_version = 9;  // v10 names topics by id only
     auto resp = co_await s.client().send(std::move(coordinator), std::move(req), std::move(options));
-    if (!resp) co_return s.fail(fmt::format("cannot commit the offsets of group '{}'", args.group), resp.error());
+    if (!resp) {
+      co_return unexpected(Failure{fmt::format("cannot commit the offsets of group '{}'", group), resp.error()});
+    }
     for (const auto& t : resp->topics) {
       for (const auto& p : t.partitions) {
         if (p.error_code != 0) {
-          co_return s.fail_code(
-              fmt::format("cannot commit the offset of {}-{} for group '{}'", t.name, p.partition_index, args.group),
-              p.error_code, std::nullopt);
+          co_return unexpected(
+              Failure{fmt::format("cannot commit the offset of {}-{} for group '{}'", t.name, p.partition_index,
+                                      group),
+                          client::Error::kafka(p.error_code, "")});
         }
       }
+    }
+  }
+  co_return planned;
+}
+
+// kafka-consumer-groups --reset-offsets for one group, several, or --all-groups: each group's new
+// offsets in one table (or CSV with --export, group,topic,partition,offset rows when there are
+// several groups, as Kafka's tool writes them). A group that cannot be reset (active, no plan in
+// the file, ...) is reported and the others go on; the exit status is then 1.
+asio::awaitable<int> seek_groups(Session& s, const SeekArgs& args, SeekTarget target, GroupResetPlans plans) {
+  std::vector<std::string> groups = args.groups;
+  if (args.all_groups) {
+    auto names = co_await consumer_group_names(s);
+    if (!names) co_return s.fail(names.error().message, names.error().cause);
+    groups = std::move(*names);
+  }
+  struct Outcome {
+    std::string group;
+    OffsetPlan planned;
+    std::optional<Failure> failure;
+  };
+  std::vector<Outcome> outcomes;
+  for (const auto& group : groups) {
+    Outcome& o = outcomes.emplace_back();
+    o.group = group;
+    OffsetPlan from_file;
+    if (target.kind == SeekTarget::Kind::kFromFile) {
+      auto it = plans.find(group);
+      if (it == plans.end()) {
+        o.failure = Failure{fmt::format("the --from-file plan has no rows for group '{}'", group), {}};
+        continue;
+      }
+      from_file = it->second;
+    }
+    auto result = co_await seek_one_group(s, args, group, target, std::move(from_file));
+    if (result) {
+      o.planned = std::move(*result);
+    } else {
+      o.failure = std::move(result.error());
+    }
+  }
+  // One group named: its failure is the command's (as every command fails).
+  if (!args.all_groups && outcomes.size() == 1 && outcomes.front().failure) {
+    co_return s.fail(outcomes.front().failure->message, outcomes.front().failure->cause);
+  }
+  bool failed = false;
+  for (const auto& o : outcomes) {
+    if (!o.failure) continue;
+    failed = true;
+    if (!s.json()) {
+      std::string text = o.failure->message;
+      if (o.failure->cause) text += ": " + o.failure->cause->to_string();
+      std::fprintf(stderr, "error: %s\n", text.c_str());
     }
   }
 
   if (s.json()) {
     Json j;
-    j.begin_object().key("group").value(args.group).key("executed").value(args.execute).key("offsets").begin_array();
-    for (const auto& [tp, offset] : planned) {
-      j.begin_object().key("topic").value(tp.first).key("partition").value(tp.second);
-      j.key("new_offset").value(offset).end_object();
+    j.begin_object().key("executed").value(args.execute).key("groups").begin_array();
+    for (const auto& o : outcomes) {
+      j.begin_object().key("group").value(o.group).key("offsets").begin_array();
+      for (const auto& [tp, offset] : o.planned) {
+        j.begin_object().key("topic").value(tp.first).key("partition").value(tp.second);
+        j.key("new_offset").value(offset).end_object();
+      }
+      j.end_array().key("error");
+      if (o.failure) {
+        std::string text = o.failure->message;
+        if (o.failure->cause) text += ": " + o.failure->cause->to_string();
+        j.value(text);
+      } else {
+        j.null();
+      }
+      j.end_object();
     }
     j.end_array().end_object();
     print(j.str() + "\n");
   } else if (args.export_csv) {
-    // kafka-consumer-groups --export: topic,partition,offset per line, then an empty line.
+    // kafka-consumer-groups --export: topic,partition,offset per line (group,topic,partition,offset
+    // for more than one group), then an empty line.
+    const bool with_group = args.all_groups || args.groups.size() > 1;
     std::string out;
-    for (const auto& [tp, offset] : planned) out += fmt::format("{},{},{}\n", tp.first, tp.second, offset);
+    for (const auto& o : outcomes) {
+      for (const auto& [tp, offset] : o.planned) {
+        if (with_group) out += csv_field(o.group) + ",";
+        out += fmt::format("{},{},{}\n", tp.first, tp.second, offset);
+      }
+    }
     print(out + "\n");
   } else {
-    std::size_t gw = std::max<std::size_t>(15, args.group.size());
+    std::size_t gw = 15;
     std::size_t tw = 15;
-    for (const auto& [tp, offset] : planned) tw = std::max(tw, tp.first.size());
+    for (const auto& o : outcomes) {
+      if (!o.failure) gw = std::max(gw, o.group.size());
+      for (const auto& [tp, offset] : o.planned) tw = std::max(tw, tp.first.size());
+    }
     std::string out = fmt::format("\n{:<{}} {:<{}} {:<10} {}\n", "GROUP", gw, "TOPIC", tw, "PARTITION", "NEW-OFFSET");
-    for (const auto& [tp, offset] : planned) {
-      out += fmt::format("{:<{}} {:<{}} {:<10} {}\n", args.group, gw, tp.first, tw, tp.second, offset);
+    for (const auto& o : outcomes) {
+      for (const auto& [tp, offset] : o.planned) {
+        out += fmt::format("{:<{}} {:<{}} {:<10} {}\n", o.group, gw, tp.first, tw, tp.second, offset);
+      }
     }
     print(out);
   }
-  co_return kExitOk;
+  co_return failed ? kExitFailed : kExitOk;
 }
 
 // --- delete ---
@@ -828,6 +951,105 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
 
 }  // namespace
 
+std::string csv_field(std::string_view value) {
+  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
+  std::string out = "\"";
+  for (const char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::optional<std::vector<std::string>> split_csv_line(std::string_view line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::size_t i = 0;
+  for (;;) {
+    field.clear();
+    if (i < line.size() && line[i] == '"') {
+      // A quoted field: "" is a quote; it ends at a lone quote, which a comma or the end follows.
+      for (++i;; ++i) {
+        if (i >= line.size()) return std::nullopt;
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            ++i;
+          } else {
+            ++i;
+            break;
+          }
+        } else {
+          field += line[i];
+        }
+      }
+      if (i < line.size() && line[i] != ',') return std::nullopt;
+    } else {
+      const auto comma = line.find(',', i);
+      field = line.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i);
+      i = comma == std::string_view::npos ? line.size() : comma;
+    }
+    fields.push_back(field);
+    if (i >= line.size()) return fields;
+    ++i;  // the comma
+  }
+}
+
+Result<GroupResetPlans, std::string> parse_reset_plan(std::string_view csv, const std::string& single_group) {
+  GroupResetPlans plans;
+  std::size_t line_no = 0;
+  std::optional<bool> with_group;  // the rows' format, from the first row
+  while (!csv.empty()) {
+    const auto nl = csv.find('\n');
+    std::string_view line = csv.substr(0, nl);
+    csv = nl == std::string_view::npos ? std::string_view{} : csv.substr(nl + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const auto fields = split_csv_line(line);
+    if (!fields || (fields->size() != 3 && fields->size() != 4)) {
+      return unexpected(
+          fmt::format("line {}: expected topic,partition,offset or group,topic,partition,offset: {}", line_no, line));
+    }
+    const bool has_group = fields->size() == 4;
+    if (with_group && *with_group != has_group) {
+      return unexpected(fmt::format("line {}: every row needs the same columns (with or without the group): {}",
+                                    line_no, line));
+    }
+    with_group = has_group;
+    const std::size_t at = has_group ? 1 : 0;
+    const std::string& topic = (*fields)[at];
+    const std::string& partition_text = (*fields)[at + 1];
+    const std::string& offset_text = (*fields)[at + 2];
+    std::int32_t partition = -1;
+    std::int64_t offset = -1;
+    const auto [pend, pec] = std::from_chars(partition_text.data(), partition_text.data() + partition_text.size(),
+                                             partition);
+    if (topic.empty() || pec != std::errc() || pend != partition_text.data() + partition_text.size() ||
+        partition < 0) {
+      return unexpected(fmt::format("line {}: expected a topic and a partition number: {}", line_no, line));
+    }
+    const auto [oend, oec] = std::from_chars(offset_text.data(), offset_text.data() + offset_text.size(), offset);
+    if (oec != std::errc() || oend != offset_text.data() + offset_text.size() || offset_text.empty()) {
+      return unexpected(fmt::format("line {}: expected an offset: {}", line_no, line));
+    }
+    if (offset < 0) return unexpected(fmt::format("line {}: invalid negative offset {}", line_no, offset));
+    std::string group;
+    if (has_group) {
+      group = (*fields)[0];
+      if (group.empty()) return unexpected(fmt::format("line {}: the group is empty: {}", line_no, line));
+    } else if (single_group.empty()) {
+      return unexpected(fmt::format(
+          "line {}: topic,partition,offset rows are for one group; for several, write group,topic,partition,offset",
+          line_no));
+    } else {
+      group = single_group;
+    }
+    plans[group][{topic, partition}] = offset;
+  }
+  return plans;
+}
+
 void add_group_command(CLI::App& app, int& exit_code) {
   auto* group = app.add_subcommand(
       "group", "Consumer groups: list them, describe their offsets and lag, move or delete their offsets");
@@ -855,10 +1077,12 @@ void add_group_command(CLI::App& app, int& exit_code) {
   auto seek_args = std::make_shared<SeekArgs>();
   auto* seek = group->add_subcommand(
       "seek",
-      "Moves an inactive group's committed offsets (kafka-consumer-groups --reset-offsets); prints the plan "
+      "Moves inactive groups' committed offsets (kafka-consumer-groups --reset-offsets); prints the plan "
       "unless --execute");
   add_client_flags(*seek, *flags);
-  seek->add_option("group", seek_args->group, "The group id")->required();
+  auto* groups_opt = seek->add_option("group", seek_args->groups, "The group ids");
+  auto* all_groups_opt = seek->add_flag("--all-groups", seek_args->all_groups, "Every consumer group of the cluster");
+  groups_opt->excludes(all_groups_opt);
   auto* topic_opt = seek->add_option("--topic", seek_args->topics, "A topic, or topic:0,1,2 for some partitions");
   auto* all_opt = seek->add_flag("--all-topics", seek_args->all_topics, "Every partition the group has an offset for");
   topic_opt->excludes(all_opt);
@@ -868,31 +1092,52 @@ void add_group_command(CLI::App& app, int& exit_code) {
   auto* shift_opt =
       seek->add_option("--shift-by", seek_args->shift_by, "Move each committed offset by N (may be negative)");
   to_opt->excludes(shift_opt);
+  auto* file_opt = seek->add_option("--from-file", seek_args->from_file,
+                                    "The offsets of a CSV file: topic,partition,offset rows (as --export writes "
+                                    "them) or group,topic,partition,offset rows for several groups");
+  file_opt->excludes(to_opt)->excludes(shift_opt)->excludes(topic_opt)->excludes(all_opt);
   auto* execute_opt = seek->add_flag("--execute", seek_args->execute, "Commit the new offsets");
   seek->add_flag("--dry-run", seek_args->dry_run, "Only print the new offsets (the default)")->excludes(execute_opt);
-  seek->add_flag("--export", seek_args->export_csv, "Print topic,partition,offset lines (CSV) instead of the table");
+  seek->add_flag("--export", seek_args->export_csv,
+                 "Print topic,partition,offset lines (CSV; group,topic,partition,offset for several groups) "
+                 "instead of the table");
   seek->callback([flags, seek_args, &exit_code]() {
     const SeekArgs& a = *seek_args;
     const auto usage = [&exit_code](const std::string& text) {
       std::fprintf(stderr, "error: %s\n", text.c_str());
       exit_code = kExitUsage;
     };
-    if (a.topics.empty() && !a.all_topics) return usage("one of --topic or --all-topics is required");
-    for (const auto& t : a.topics) {
-      if (!parse_topic_scope(t)) return usage(fmt::format("--topic {}: expected a topic or topic:0,1,2", t));
-    }
+    if (a.groups.empty() && !a.all_groups) return usage("name a group (or several), or pass --all-groups");
     SeekTarget target;
-    if (a.shift_by) {
-      target = SeekTarget{SeekTarget::Kind::kShift, *a.shift_by};
-    } else if (a.to.empty()) {
-      return usage("one of --to or --shift-by is required");
-    } else if (auto t = parse_seek_target(a.to)) {
-      target = *t;
+    GroupResetPlans plans;
+    if (!a.from_file.empty()) {
+      std::ifstream in(a.from_file, std::ios::binary);
+      if (!in) return usage(fmt::format("--from-file {}: cannot read the file", a.from_file));
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto parsed = parse_reset_plan(text, a.groups.size() == 1 ? a.groups.front() : std::string());
+      if (!parsed) return usage(fmt::format("--from-file {}: {}", a.from_file, parsed.error()));
+      plans = std::move(*parsed);
+      target = SeekTarget{SeekTarget::Kind::kFromFile, 0};
     } else {
-      return usage(
-          fmt::format("--to {}: expected earliest, latest, current, an offset, @<epoch ms> or @-<N>s|m|h|d", a.to));
+      if (a.topics.empty() && !a.all_topics) return usage("one of --topic, --all-topics or --from-file is required");
+      for (const auto& t : a.topics) {
+        if (!parse_topic_scope(t)) return usage(fmt::format("--topic {}: expected a topic or topic:0,1,2", t));
+      }
+      if (a.shift_by) {
+        target = SeekTarget{SeekTarget::Kind::kShift, *a.shift_by};
+      } else if (a.to.empty()) {
+        return usage("one of --to, --shift-by or --from-file is required");
+      } else if (auto t = parse_seek_target(a.to)) {
+        target = *t;
+      } else {
+        return usage(
+            fmt::format("--to {}: expected earliest, latest, current, an offset, @<epoch ms> or @-<N>s|m|h|d", a.to));
+      }
     }
-    exit_code = run_client(*flags, [seek_args, target](Session& s) { return seek_group(s, *seek_args, target); });
+    auto shared_plans = std::make_shared<GroupResetPlans>(std::move(plans));
+    exit_code = run_client(*flags, [seek_args, target, shared_plans](Session& s) {
+      return seek_groups(s, *seek_args, target, *shared_plans);
+    });
   });
 
   auto delete_args = std::make_shared<DeleteArgs>();

@@ -6,44 +6,8 @@
 
 namespace weir::client {
 
-namespace {
-
-// Kafka error codes named in this file (Errors.java).
-enum Code : std::int16_t {
-  kCorruptMessage = 2,
-  kUnknownTopicOrPartition = 3,
-  kLeaderNotAvailable = 5,
-  kNotLeaderOrFollower = 6,
-  kRequestTimedOut = 7,
-  kReplicaNotAvailable = 9,
-  kNetworkException = 13,
-  kCoordinatorLoadInProgress = 14,
-  kCoordinatorNotAvailable = 15,
-  kNotCoordinator = 16,
-  kNotEnoughReplicas = 19,
-  kNotEnoughReplicasAfterAppend = 20,
-  kNotController = 41,
-  kConcurrentTransactions = 51,
-  kKafkaStorageError = 56,
-  kFetchSessionIdNotFound = 70,
-  kInvalidFetchSessionEpoch = 71,
-  kListenerNotFound = 72,
-  kFencedLeaderEpoch = 74,
-  kUnknownLeaderEpoch = 75,
-  kOffsetNotAvailable = 78,
-  kPreferredLeaderNotAvailable = 80,
-  kEligibleLeadersNotAvailable = 83,
-  kElectionNotNeeded = 84,
-  kUnstableOffsetCommit = 88,
-  kThrottlingQuotaExceeded = 89,
-  kUnknownTopicId = 100,
-  kInconsistentTopicId = 103,
-  kFetchSessionTopicIdError = 106,
-  kShareSessionNotFound = 122,
-  kInvalidShareSessionEpoch = 123,
-};
-
-}  // namespace
+// The tables below name Kafka codes from the shared table in errors.h.
+using namespace codes;
 
 std::string_view to_string(ErrorKind kind) noexcept {
   switch (kind) {

@@ -11,6 +11,51 @@
 
 namespace weir::client {
 
+// Kafka error codes by name (Errors.java): the ones the client's code reacts to. One table for
+// the client (errors.cpp, group_member.cpp, ...) instead of a private list per file.
+namespace codes {
+enum : std::int16_t {
+  kNone = 0,
+  kCorruptMessage = 2,
+  kUnknownTopicOrPartition = 3,
+  kLeaderNotAvailable = 5,
+  kNotLeaderOrFollower = 6,
+  kRequestTimedOut = 7,
+  kReplicaNotAvailable = 9,
+  kNetworkException = 13,
+  kCoordinatorLoadInProgress = 14,
+  kCoordinatorNotAvailable = 15,
+  kNotCoordinator = 16,
+  kNotEnoughReplicas = 19,
+  kNotEnoughReplicasAfterAppend = 20,
+  kIllegalGeneration = 22,
+  kInconsistentGroupProtocol = 23,
+  kUnknownMemberId = 25,
+  kRebalanceInProgress = 27,
+  kNotController = 41,
+  kConcurrentTransactions = 51,
+  kKafkaStorageError = 56,
+  kFetchSessionIdNotFound = 70,
+  kInvalidFetchSessionEpoch = 71,
+  kListenerNotFound = 72,
+  kFencedLeaderEpoch = 74,
+  kUnknownLeaderEpoch = 75,
+  kOffsetNotAvailable = 78,
+  kMemberIdRequired = 79,
+  kPreferredLeaderNotAvailable = 80,
+  kFencedInstanceId = 82,
+  kEligibleLeadersNotAvailable = 83,
+  kElectionNotNeeded = 84,
+  kUnstableOffsetCommit = 88,
+  kThrottlingQuotaExceeded = 89,
+  kUnknownTopicId = 100,
+  kInconsistentTopicId = 103,
+  kFetchSessionTopicIdError = 106,
+  kShareSessionNotFound = 122,
+  kInvalidShareSessionEpoch = 123,
+};
+}  // namespace codes
+
 enum class ErrorKind : std::uint8_t {
   kKafka,            // the broker answered with a non-zero error code
   kTransport,        // connect/read/write failed or the connection closed

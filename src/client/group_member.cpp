@@ -5,27 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "client/errors.h"
+
 namespace weir::client {
-
-namespace {
-
-// Kafka error codes this file reacts to (Errors.java).
-enum Code : std::int16_t {
-  kNone = 0,
-  kUnknownTopicOrPartition = 3,
-  kRequestTimedOut = 7,
-  kCoordinatorLoadInProgress = 14,
-  kCoordinatorNotAvailable = 15,
-  kNotCoordinator = 16,
-  kIllegalGeneration = 22,
-  kInconsistentGroupProtocol = 23,
-  kUnknownMemberId = 25,
-  kRebalanceInProgress = 27,
-  kMemberIdRequired = 79,
-  kFencedInstanceId = 82,
-};
-
-}  // namespace
 
 std::string_view to_string(MemberState s) noexcept {
   switch (s) {
@@ -106,9 +88,9 @@ protocol::JoinGroupRequest GroupMember::join_request(std::optional<std::string> 
 
 Next GroupMember::on_join_response(const protocol::JoinGroupResponse& response) {
   const std::int16_t code = response.error_code;
-  if (code == kNone) {
+  if (code == codes::kNone) {
     if (response.protocol_type && *response.protocol_type != kConsumerProtocolType) {
-      return fatal(kInconsistentGroupProtocol,
+      return fatal(codes::kInconsistentGroupProtocol,
                    fmt::format("JoinGroup answered protocol type '{}', not 'consumer'", *response.protocol_type));
     }
     if (state_ != MemberState::kJoining) {
@@ -117,7 +99,7 @@ Next GroupMember::on_join_response(const protocol::JoinGroupResponse& response) 
     }
     if (!response.protocol_name ||
         std::ranges::find(config_.assignors, *response.protocol_name) == config_.assignors.end()) {
-      return fatal(kInconsistentGroupProtocol,
+      return fatal(codes::kInconsistentGroupProtocol,
                    fmt::format("the coordinator chose assignor '{}', which this member did not offer",
                                response.protocol_name.value_or("")));
     }
@@ -132,7 +114,7 @@ Next GroupMember::on_join_response(const protocol::JoinGroupResponse& response) 
         auto sub = decode_subscription(m.metadata);
         if (!sub) {
           return fatal(
-              kInconsistentGroupProtocol,
+              codes::kInconsistentGroupProtocol,
               fmt::format("member {} sent a subscription this leader cannot read: {}", m.member_id, sub.error()));
         }
         members_.push_back(GroupMemberSubscription{m.member_id, m.group_instance_id, std::move(*sub)});
@@ -141,21 +123,21 @@ Next GroupMember::on_join_response(const protocol::JoinGroupResponse& response) 
     return Next::kSync;
   }
   switch (code) {
-    case kCoordinatorLoadInProgress:
+    case codes::kCoordinatorLoadInProgress:
       return Next::kRetry;
-    case kCoordinatorNotAvailable:
-    case kNotCoordinator:
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
       return Next::kFindCoordinator;
-    case kUnknownMemberId:
+    case codes::kUnknownMemberId:
       reset(false);
       return Next::kRejoin;
-    case kMemberIdRequired:
+    case codes::kMemberIdRequired:
       // KIP-394: the coordinator names the member id to join with.
       reset(false);
       member_id_ = response.member_id;
       state_ = MemberState::kJoining;  // a pending member: LeaveGroup still applies
       return Next::kRejoin;
-    case kRebalanceInProgress:
+    case codes::kRebalanceInProgress:
       rejoin_needed_ = true;
       return Next::kRejoin;
     default:
@@ -196,9 +178,9 @@ protocol::SyncGroupRequest GroupMember::sync_request(
 Next GroupMember::on_sync_response(const protocol::SyncGroupResponse& response, AssignmentChange& change) {
   change = {};
   const std::int16_t code = response.error_code;
-  if (code == kNone) {
+  if (code == codes::kNone) {
     if (response.protocol_type && *response.protocol_type != kConsumerProtocolType) {
-      return fatal(kInconsistentGroupProtocol,
+      return fatal(codes::kInconsistentGroupProtocol,
                    fmt::format("SyncGroup answered protocol type '{}', not 'consumer'", *response.protocol_type));
     }
     if (state_ != MemberState::kSyncing) {
@@ -206,13 +188,13 @@ Next GroupMember::on_sync_response(const protocol::SyncGroupResponse& response, 
       return Next::kRejoin;
     }
     if (response.protocol_name && response.protocol_name != protocol_name_) {
-      return fatal(kInconsistentGroupProtocol, fmt::format("SyncGroup answered assignor '{}', JoinGroup '{}'",
+      return fatal(codes::kInconsistentGroupProtocol, fmt::format("SyncGroup answered assignor '{}', JoinGroup '{}'",
                                                            *response.protocol_name, protocol_name_.value_or("")));
     }
     ConsumerAssignment assignment;
     if (!response.assignment.empty()) {  // no bytes: the leader gave this member nothing
       auto decoded = decode_assignment(response.assignment);
-      if (!decoded) return fatal(kInconsistentGroupProtocol, "an unreadable assignment: " + decoded.error());
+      if (!decoded) return fatal(codes::kInconsistentGroupProtocol, "an unreadable assignment: " + decoded.error());
       assignment = std::move(*decoded);
     }
     state_ = MemberState::kStable;
@@ -234,17 +216,17 @@ Next GroupMember::on_sync_response(const protocol::SyncGroupResponse& response, 
     return Next::kStable;
   }
   switch (code) {
-    case kCoordinatorNotAvailable:
-    case kNotCoordinator:
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
       rejoin_needed_ = true;
       return Next::kFindCoordinator;
-    case kRebalanceInProgress:
+    case codes::kRebalanceInProgress:
       rejoin_needed_ = true;
       return Next::kRejoin;
-    case kUnknownMemberId:
+    case codes::kUnknownMemberId:
       reset(false);
       return Next::kRejoin;
-    case kIllegalGeneration:
+    case codes::kIllegalGeneration:
       reset(true);
       return Next::kRejoin;
     default:
@@ -262,20 +244,20 @@ protocol::HeartbeatRequest GroupMember::heartbeat_request() const {
 
 Next GroupMember::on_heartbeat_response(std::int16_t code) {
   switch (code) {
-    case kNone:
+    case codes::kNone:
       return Next::kContinue;
-    case kCoordinatorNotAvailable:
-    case kNotCoordinator:
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
       return Next::kFindCoordinator;
-    case kRebalanceInProgress:
+    case codes::kRebalanceInProgress:
       if (state_ != MemberState::kStable) return Next::kContinue;
       rejoin_needed_ = true;
       return Next::kRejoin;
-    case kIllegalGeneration:
+    case codes::kIllegalGeneration:
       reset(true);
       return Next::kRejoin;
-    case kUnknownMemberId:
-    case kFencedInstanceId:
+    case codes::kUnknownMemberId:
+    case codes::kFencedInstanceId:
       reset(false);
       return Next::kRejoin;
     default:
@@ -306,27 +288,27 @@ Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& respo
   for (const auto& t : response.topics) {
     for (const auto& p : t.partitions) {
       const std::int16_t code = p.error_code;
-      if (code == kNone) continue;
+      if (code == codes::kNone) continue;
       const std::string what = fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index);
       switch (code) {
-        case kCoordinatorLoadInProgress:
-        case kUnknownTopicOrPartition:
+        case codes::kCoordinatorLoadInProgress:
+        case codes::kUnknownTopicOrPartition:
           error_ = Error::kafka(code, what);
           return Next::kRetry;
-        case kCoordinatorNotAvailable:
-        case kNotCoordinator:
-        case kRequestTimedOut:
+        case codes::kCoordinatorNotAvailable:
+        case codes::kNotCoordinator:
+        case codes::kRequestTimedOut:
           error_ = Error::kafka(code, what);
           return Next::kFindCoordinator;
-        case kRebalanceInProgress:
+        case codes::kRebalanceInProgress:
           error_ = Error::kafka(code, what);
           rejoin_needed_ = true;
           return Next::kRejoin;
-        case kUnknownMemberId:
+        case codes::kUnknownMemberId:
           error_ = Error::kafka(code, what);
           reset(false);
           return Next::kRejoin;
-        case kIllegalGeneration:
+        case codes::kIllegalGeneration:
           error_ = Error::kafka(code, what);
           reset(true);
           return Next::kRejoin;

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import csv
 import subprocess
 import time
 
@@ -34,7 +35,8 @@ def table(stdout: str) -> tuple[list[str], list[list[str]]]:
 
 def commit(broker, group: str, offsets: list[TopicPartition]) -> None:
     """Commits as a consumer outside the group would, calling again while the coordinator is still
-    being set up (Kafka answers NOT_COORDINATOR while __consumer_offsets is created)."""
+    being set up (Kafka answers NOT_COORDINATOR while __consumer_offsets is created, a broker that
+    is still loading it COORDINATOR_LOAD_IN_PROGRESS)."""
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
         def done():
@@ -42,7 +44,8 @@ def commit(broker, group: str, offsets: list[TopicPartition]) -> None:
                 c.commit(offsets=offsets, asynchronous=False)
                 return True
             except KafkaException as e:
-                if e.args[0].retriable() or e.args[0].code() == KafkaError.NOT_COORDINATOR:
+                if e.args[0].retriable() or e.args[0].code() in (KafkaError.NOT_COORDINATOR,
+                                                                 KafkaError.COORDINATOR_LOAD_IN_PROGRESS):
                     return None
                 raise
         wait_for("the commit", done, 60)
@@ -168,3 +171,115 @@ def test_group_delete_offsets_and_delete(broker, topic_name):
     assert "GROUP_ID_NOT_FOUND" in again.stderr, again.stderr
     described = weir_cli("group", "describe", group, bootstrap=broker)
     assert described.returncode == 1
+
+
+def plan_rows(stdout: str, groups: set[str]) -> list[list[str]]:
+    """The rows (sorted) of a --reset-offsets table that belong to `groups`: on the session's shared
+    Kafka, --all-groups also meets other tests' groups."""
+    header, rows = table("\n".join(line for line in stdout.splitlines()
+                                   if line.strip() and not line.startswith(("Warn", "WARN", "Error", "["))))
+    assert header == ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], stdout
+    return [r for r in rows if r[0] in groups]
+
+
+def csv_rows(stdout: str, groups: set[str]) -> list[list[str]]:
+    """The CSV rows (sorted) of `groups`: Kafka's tool quotes fields longer than 24 characters,
+    weir only those that need it, so rows are compared as fields."""
+    return sorted(row for row in csv.reader(stdout.splitlines()) if row and row[0] in groups)
+
+
+@pytest.mark.timeout(300)
+def test_group_seek_from_file_and_all_groups_plan_what_kafka_consumer_groups_does(broker, topic_name, tmp_path):
+    assert weir_cli("topic", "create", topic_name, "-p", 3, "-r", 1, bootstrap=broker).returncode == 0
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    for q in range(3):
+        for i in range(5 + q):  # log end offsets 5, 6, 7
+            p.produce(topic_name, value=f"v{q}-{i}".encode(), partition=q)
+    assert p.flush(30) == 0
+    g1, g2 = f"g1-{topic_name}", f"g2-{topic_name}"
+    ours_groups = {g1, g2}
+    commit(broker, g1, [TopicPartition(topic_name, 0, 1), TopicPartition(topic_name, 1, 2)])
+    commit(broker, g2, [TopicPartition(topic_name, 2, 3)])
+
+    def kafka_reset(*spec):
+        return run_tool("kafka-consumer-groups", "--reset-offsets", *spec, bootstrap=broker).check()
+
+    # --all-groups: one table with every group's rows, as Kafka's tool prints it.
+    ours = weir_cli("group", "seek", "--all-groups", "--all-topics", "--to", "earliest", bootstrap=broker)
+    assert ours.returncode in (0, 1), ours.stderr  # 1 only for other tests' groups that are still active
+    assert plan_rows(ours.stdout, ours_groups) == [[g1, topic_name, "0", "0"], [g1, topic_name, "1", "0"],
+                                                   [g2, topic_name, "2", "0"]], ours.stdout
+    theirs = kafka_reset("--all-groups", "--all-topics", "--to-earliest", "--dry-run")
+    assert plan_rows(theirs.stdout, ours_groups) == plan_rows(ours.stdout, ours_groups), theirs.stdout
+
+    # --export of several groups: group,topic,partition,offset rows, as Kafka writes them.
+    exported = weir_cli("group", "seek", "--all-groups", "--all-topics", "--to", "latest", "--export", bootstrap=broker)
+    assert csv_rows(exported.stdout, ours_groups) == [
+        [g1, topic_name, "0", "5"], [g1, topic_name, "1", "6"], [g2, topic_name, "2", "7"]], exported.stdout
+    theirs = kafka_reset("--all-groups", "--all-topics", "--to-latest", "--export", "--dry-run")
+    assert csv_rows(theirs.stdout, ours_groups) == csv_rows(exported.stdout, ours_groups), theirs.stdout
+    # ... and weir reads the file Kafka's tool wrote (quoted fields and all).
+    kafka_export = tmp_path / "kafka-export.csv"
+    kafka_export.write_text("".join(line + "\n" for line in theirs.stdout.splitlines()
+                                    if (next(csv.reader([line]), None) or [""])[0] in ours_groups))
+    assert '"' in kafka_export.read_text(), "Kafka's tool quotes these long names"
+    ours = weir_cli("group", "seek", g1, g2, "--from-file", kafka_export, bootstrap=broker)
+    assert ours.returncode == 0, ours.stderr
+    assert plan_rows(ours.stdout, ours_groups) == [[g1, topic_name, "0", "5"], [g1, topic_name, "1", "6"],
+                                                   [g2, topic_name, "2", "7"]], ours.stdout
+
+    # --from-file with topic,partition,offset rows for one group (offsets out of range are clamped,
+    # a partition the group has no offset for is planned too), and group,... rows for several.
+    single = tmp_path / "single.csv"
+    single.write_text(f"{topic_name},0,3\n{topic_name},2,100\n\n")
+    several = tmp_path / "several.csv"
+    several.write_text(f"{g1},{topic_name},1,4\n{g2},{topic_name},0,2\n{g2},{topic_name},2,6\n")
+    cases = [
+        ([g1], ["--group", g1], single,
+         [[g1, topic_name, "0", "3"], [g1, topic_name, "2", "7"]]),
+        ([g1, g2], ["--group", g1, "--group", g2], several,
+         [[g1, topic_name, "1", "4"], [g2, topic_name, "0", "2"], [g2, topic_name, "2", "6"]]),
+    ]
+    for ours_groups_args, kafka_groups_args, plan, expected in cases:
+        ours = weir_cli("group", "seek", *ours_groups_args, "--from-file", plan, bootstrap=broker)
+        assert ours.returncode == 0, (plan.read_text(), ours.stderr)
+        assert plan_rows(ours.stdout, ours_groups) == expected, ours.stdout
+        # Kafka's tool reads a file without the blank line in the middle only (Java's split drops
+        # trailing empty strings, so a trailing blank line is fine for both).
+        theirs = kafka_reset(*kafka_groups_args, "--from-file", plan, "--dry-run")
+        assert plan_rows(theirs.stdout, ours_groups) == expected, theirs.stdout + theirs.stderr
+    ours = weir_cli("group", "seek", "--all-groups", "--from-file", several, bootstrap=broker)
+    assert plan_rows(ours.stdout, ours_groups) == cases[1][3], ours.stdout
+    theirs = kafka_reset("--all-groups", "--from-file", several, "--dry-run")
+    assert plan_rows(theirs.stdout, ours_groups) == cases[1][3], theirs.stdout
+    assert committed(broker, g1, topic_name, 3) == {0: 1, 1: 2}, "a dry run changes nothing"
+
+    # What --export writes, --from-file reads back; --execute commits it.
+    exported = weir_cli("group", "seek", g1, "--topic", topic_name, "--to", "earliest", "--export", bootstrap=broker)
+    roundtrip = tmp_path / "export.csv"
+    roundtrip.write_text(exported.stdout)
+    done = weir_cli("group", "seek", g1, "--from-file", roundtrip, "--execute", bootstrap=broker)
+    assert done.returncode == 0, done.stderr
+    assert committed(broker, g1, topic_name, 3) == {0: 0, 1: 0, 2: 0}
+    done = weir_cli("group", "seek", g1, g2, "--from-file", several, "--execute", bootstrap=broker)
+    assert done.returncode == 0, done.stderr
+    assert committed(broker, g1, topic_name, 3) == {0: 0, 1: 4, 2: 0}
+    assert committed(broker, g2, topic_name, 3) == {0: 2, 2: 6}
+
+    # Bad input: a group the file has no rows for fails (the others are still planned), a negative
+    # offset or rows without a group for several groups are bad usage.
+    partial = weir_cli("group", "seek", g1, f"{g1}-other", "--from-file", several, bootstrap=broker)
+    assert partial.returncode == 1
+    assert f"the --from-file plan has no rows for group '{g1}-other'" in partial.stderr, partial.stderr
+    assert plan_rows(partial.stdout, ours_groups) == [[g1, topic_name, "1", "4"]], partial.stdout
+    negative = tmp_path / "negative.csv"
+    negative.write_text(f"{topic_name},0,-5\n")
+    bad = weir_cli("group", "seek", g1, "--from-file", negative, bootstrap=broker)
+    assert bad.returncode == 2 and "invalid negative offset -5" in bad.stderr, bad.stderr
+    theirs = run_tool("kafka-consumer-groups", "--reset-offsets", "--group", g1, "--from-file", negative,
+                      bootstrap=broker)
+    assert "Invalid negative offset" in theirs.stdout + theirs.stderr, theirs.stdout + theirs.stderr
+    bad = weir_cli("group", "seek", g1, g2, "--from-file", single, bootstrap=broker)
+    assert bad.returncode == 2 and "rows are for one group" in bad.stderr, bad.stderr
+    bad = weir_cli("group", "seek", g1, "--from-file", single, "--to", "earliest", bootstrap=broker)
+    assert bad.returncode == 2, bad.stderr

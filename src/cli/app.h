@@ -1,0 +1,32 @@
+// The weir command tree: every subcommand with its flags and help text, built in one place. The
+// same tree parses the command line, prints `weir help [command...]` (the text `weir <command>
+// --help` prints) and generates `weir completion bash|zsh`, so help and completion cannot drift
+// from the commands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace weir::cli {
+
+// The program's name in usage lines (not argv[0], which may be a path).
+inline constexpr std::string_view kProgram = "weir";
+
+// Adds every subcommand to `app` (made with name kProgram): serve, config, format, topic, cluster,
+// produce, consume, group, txn, version, help and completion. A parsed command stores its exit
+// status in `exit_code`.
+void build_app(CLI::App& app, int& exit_code);
+
+// The help of the command at `path` under `app` ("topic", "create"; empty: the whole program),
+// exactly as `weir <path> --help` prints it; an error naming the unknown word otherwise.
+[[nodiscard]] Result<std::string, std::string> help_text(const CLI::App& app, const std::vector<std::string>& path);
+
+// A completion script for `shell` ("bash" or "zsh") covering every visible command, subcommand
+// and flag of `app`; empty for another shell.
+[[nodiscard]] std::string completion_script(const CLI::App& app, std::string_view shell);
+
+}  // namespace weir::cli
