@@ -5,9 +5,11 @@ Apache Kafka 4.3.1.
   - test_commits_what_it_read_and_a_second_run_resumes: `-n 5` reads five records; the offsets
     `weir group describe` and kafka-consumer-groups show are what it read; a second run of the
     group (`--output json`) reads the rest, nothing twice.
-  - test_two_members_split_the_partitions_then_one_takes_all: two `weir consume --group` processes
-    on four partitions own two each (disjoint) and see every record once between them; when one
-    exits (Ctrl+C) the other takes all four and carries on where the first stopped.
+  - test_members_split_the_partitions_a_third_moves_only_its_own_then_one_takes_all: two
+    `weir consume --group` processes on four partitions own two each (disjoint) and see every
+    record once between them; a third joins and takes one partition, every other partition
+    stays where it was (cooperative-sticky); when two exit (Ctrl+C) the first takes
+    all four and carries on where the others stopped.
   - test_shares_partitions_with_a_librdkafka_member: a weir member and a confluent-kafka consumer
     (partition.assignment.strategy cooperative-sticky) split the partitions, whichever joined
     first (and so leads and runs the assignor).
@@ -153,11 +155,11 @@ def test_commits_what_it_read_and_a_second_run_resumes(broker, topic_name):
 
 
 @pytest.mark.timeout(150)
-def test_two_members_split_the_partitions_then_one_takes_all(broker, topic_name, tmp_path):
+def test_members_split_the_partitions_a_third_moves_only_its_own_then_one_takes_all(broker, topic_name, tmp_path):
     create_topic(broker, topic_name, 4)
     group = f"g-{topic_name}"
     a = Member(broker, topic_name, group, tmp_path, "member-a")
-    b = None
+    b = c = None
     try:
         wait_for("member-a to own all four partitions", lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]},
                  WAIT, describe=lambda: describe(broker, group))
@@ -174,22 +176,41 @@ def test_two_members_split_the_partitions_then_one_takes_all(broker, topic_name,
         assert {p for p, _, _ in a.records()} == set(shares["member-a"])
         assert {p for p, _, _ in b.records()} == set(shares["member-b"])
 
+        # A third member: cooperative-sticky moves only what it gets; the other two keep the rest.
+        c = Member(broker, topic_name, group, tmp_path, "member-c")
+
+        def three_ways():
+            o = owners(broker, group)
+            return o if set(o) == {"member-a", "member-b", "member-c"} and sorted(sum(o.values(), [])) == [
+                0, 1, 2, 3] else None
+        thirds = wait_for("four partitions over three members", three_ways, WAIT,
+                          describe=lambda: describe(broker, group))
+        assert sorted(len(v) for v in thirds.values()) == [1, 1, 2], thirds
+        for name in ("member-a", "member-b"):
+            assert set(thirds[name]) <= set(shares[name]), (shares, thirds)
+        produce(broker, topic_name, 4, 40, 40)
+        wait_for("the next 40 records among the three",
+                 lambda: len(a.records()) + len(b.records()) + len(c.records()) == 80, WAIT)
+        for m in (a, b, c):
+            assert {p for p, _, v in m.records() if int(v[1:]) >= 40} == set(thirds[m.name]), m.name
+
+        c.interrupt()
         b.interrupt()
-        b_records = b.records()
+        gone = b.records() + c.records()
         wait_for("member-a to own all four partitions again",
                  lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]}, WAIT,
                  describe=lambda: describe(broker, group))
-        produce(broker, topic_name, 4, 40, 40)
-        wait_for("the other 40 records at member-a", lambda: len(a.records()) + len(b_records) >= 80, WAIT)
+        produce(broker, topic_name, 4, 80, 40)
+        wait_for("the last 40 records at member-a", lambda: len(a.records()) + len(gone) >= 120, WAIT)
         a.interrupt()
-        values = [v for _, _, v in a.records() + b_records]
-        assert sorted(values) == sorted(f"v{i}" for i in range(80))  # every record exactly once
+        values = [v for _, _, v in a.records() + gone]
+        assert sorted(values) == sorted(f"v{i}" for i in range(120))  # every record exactly once
         wait_empty(broker, group, 10)
-        assert committed(broker, group) == {p: 20 for p in range(4)}
+        assert committed(broker, group) == {p: 30 for p in range(4)}
     finally:
-        a.kill()
-        if b is not None:
-            b.kill()
+        for m in (a, b, c):
+            if m is not None:
+                m.kill()
 
 
 @pytest.mark.timeout(150)
