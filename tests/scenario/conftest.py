@@ -35,6 +35,8 @@ _MARKERS = {
     "kafka": "needs a real Apache Kafka broker (JVM)",
     "differential": "compares weir's behaviour with Apache Kafka's",
     "pristine": "needs the shared Kafka before any other test changed it",
+    "oracle_slow": "the test's Kafka variant (a parameter id 'kafka') is `slow` (make test time); "
+                   "its weir variant stays in `make scenario`",
 }
 
 # Whether the shared Kafka has been (or is about to be) used by a test that may change it.
@@ -63,6 +65,9 @@ def pytest_collection_modifyitems(config, items):
         names = set(getattr(item, "fixturenames", ()))
         if names & {"kafka", "kafka_factory", "cluster_factory"}:
             item.add_marker(pytest.mark.kafka)
+        callspec = getattr(item, "callspec", None)
+        if item.get_closest_marker("oracle_slow") and callspec is not None and "kafka" in callspec.id.split("-"):
+            item.add_marker(pytest.mark.slow)
     # Tests that need a pristine shared Kafka run before anything else can touch it.
     items.sort(key=lambda it: 0 if it.get_closest_marker("pristine") else 1)
 

@@ -123,6 +123,7 @@ class Member:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_commits_what_it_read_and_a_second_run_resumes(broker, topic_name):
     create_topic(broker, topic_name, 3)
     produce(broker, topic_name, 3, 0, 12)
@@ -215,6 +216,7 @@ def test_members_split_the_partitions_a_third_moves_only_its_own_then_one_takes_
 
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("first", ["weir_first", "librdkafka_first"])
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_shares_partitions_with_a_librdkafka_member(broker, topic_name, tmp_path, first):
     create_topic(broker, topic_name, 4)
     group = f"g-{topic_name}"

@@ -28,6 +28,7 @@ def kafka_describe(broker, group: str):
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_group_describe_matches_kafka_consumer_groups(broker, topic_name):
     assert weir_cli("topic", "create", topic_name, "-p", 3, "-r", 1, bootstrap=broker).returncode == 0
     p = Producer({"bootstrap.servers": broker.bootstrap})

@@ -63,6 +63,7 @@ def committed(broker, group: str, topic: str, partitions: int) -> dict[int, int]
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_group_seek_plans_and_commits_what_kafka_consumer_groups_does(broker, topic_name):
     assert weir_cli("topic", "create", topic_name, "-p", 3, "-r", 1, bootstrap=broker).returncode == 0
     # Partition q holds 4 + q records; the third record of each partition is an hour younger.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -28,6 +30,7 @@ def read_all(broker, topic: str) -> list[tuple[int, bytes | None, bytes | None]]
     return out
 
 
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_compacted_topic_keeps_latest_value_per_key(broker, topic_name):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic_name, 1, 1, config={

@@ -252,6 +252,7 @@ def run_checker(broker, tmp: Path, topic_name: str, *, workers: int, kills: int,
 
 
 @pytest.mark.timeout(400)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_eos_checker_short(eos_broker, tmp_path, topic_name):
     seed = int(os.environ.get("WEIR_EOS_SEED", random.randrange(1 << 30)))
     stats = run_checker(eos_broker, tmp_path, topic_name, workers=2, kills=3, records=400, seed=seed)
@@ -394,6 +395,7 @@ def run_copier_checker(broker, tmp: Path, topic_name: str, *, kills: int, pauses
 
 
 @pytest.mark.timeout(500)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_eos_checker_java_copier(eos_broker, tmp_path, topic_name):
     seed = int(os.environ.get("WEIR_EOS_SEED", random.randrange(1 << 30)))
     run_copier_checker(eos_broker, tmp_path, topic_name, kills=2, pauses=1, records=4000, seed=seed)

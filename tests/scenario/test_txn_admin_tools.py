@@ -383,6 +383,7 @@ def read_committed(broker, topic: str) -> tuple[list[bytes], int, int]:
 
 
 @pytest.mark.differential
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_find_hanging_lists_an_unadded_partition_until_abort_ends_it(unverified_broker):
     b = unverified_broker
     topic, txn_id = names()
