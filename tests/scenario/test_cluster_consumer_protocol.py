@@ -129,3 +129,4 @@ def test_two_members_share_a_replicated_topic(cluster_factory, kind, topic_name)
         for m in (second, first):
             if m is not None:
                 m.close(commit=False)
+        producer.close()  # before the cluster stops, or librdkafka keeps reconnecting to it
