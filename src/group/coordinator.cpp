@@ -621,9 +621,25 @@ Reply<p::TxnOffsetCommitResponse> GroupCoordinator::txn_offset_commit(const p::T
   Reply<p::TxnOffsetCommitResponse> out;
   Error group_error = Error::kNone;
   if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
-    group_error =
-        consumer_.validate_commit(*cg, req.member_id, req.group_instance_id, req.generation_id, true, version, topics_)
-            .group_error.code;
+    // Kafka's OffsetMetadataManager.validateTransactionalOffsetCommit: ConsumerGroup's
+    // validateOffsetCommit (transactional: any version, and no member at all with generation -1
+    // passes, which is what v0-2 send); a stale epoch, for the request or for one partition
+    // (KIP-1251, checked as the offsets are written, skipping those whose metadata is too large),
+    // fails the whole request with ILLEGAL_GENERATION.
+    CommitCheck check =
+        consumer_.validate_commit(*cg, req.member_id, req.group_instance_id, req.generation_id, true, version, topics_);
+    group_error = check.group_error.code;
+    if (group_error == Error::kNone && check.per_partition) {
+      for (const auto& topic : req.topics) {
+        for (const auto& part : topic.partitions) {
+          if (offsets_.metadata_too_large(part.committed_metadata)) continue;
+          if (check.per_partition(topic.name, part.partition_index).code != Error::kNone) {
+            group_error = Error::kStaleMemberEpoch;
+          }
+        }
+      }
+    }
+    if (group_error == Error::kStaleMemberEpoch) group_error = Error::kIllegalGeneration;
   } else if (const ClassicGroup* g = find_group(req.group_id)) {
     group_error = validate_commit(*g, req.member_id, req.group_instance_id, req.generation_id, true);
   } else if (req.generation_id < 0) {
@@ -730,6 +746,26 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
   ClassicGroup* g = req.group_id.empty() ? nullptr : find_group(req.group_id);
   if (req.group_id.empty()) {
     out.response.error_code = code(Error::kInvalidGroupId);
+    return out;
+  }
+  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
+    // Kafka's ConsumerGroup.validateOffsetDelete accepts every state; a topic some member
+    // subscribes to, by name or through a resolved regex (isSubscribedToTopic), keeps its offsets.
+    const std::set<std::string> subscribed = cg->subscribed_topic_names();
+    for (const auto& topic : req.topics) {
+      auto& rt = out.response.topics.emplace_back();
+      rt.name = topic.name;
+      const bool keep = subscribed.contains(topic.name);
+      for (const auto& part : topic.partitions) {
+        auto& rp = rt.partitions.emplace_back();
+        rp.partition_index = part.partition_index;
+        if (keep) {
+          rp.error_code = code(Error::kGroupSubscribedToTopic);
+          continue;
+        }
+        offsets_.remove(req.group_id, topic.name, part.partition_index, out.effects.records);
+      }
+    }
     return out;
   }
   if (g == nullptr || g->is(GroupState::kDead)) {

@@ -137,7 +137,9 @@ class GroupCoordinator {
   Reply<protocol::OffsetCommitResponse> offset_commit(const protocol::OffsetCommitRequest& req, std::int16_t version,
                                                       std::int64_t now_ms);
   // TxnOffsetCommit: checks the group as Kafka does for a transactional commit (v3+ carry the
-  // generation, member id and instance id), then writes the offsets as a transactional batch of
+  // generation, member id and instance id; a consumer-protocol group checks its member and member
+  // epoch: UNKNOWN_MEMBER_ID, and ILLEGAL_GENERATION where OffsetCommit says STALE_MEMBER_EPOCH),
+  // then writes the offsets as a transactional batch of
   // the request's producer (Effects::transactional). They stay pending, invisible to OffsetFetch,
   // until complete_transaction() for that producer.
   Reply<protocol::TxnOffsetCommitResponse> txn_offset_commit(const protocol::TxnOffsetCommitRequest& req,
@@ -156,8 +158,10 @@ class GroupCoordinator {
   Reply<protocol::DeleteGroupsResponse> delete_groups(const protocol::DeleteGroupsRequest& req, std::int16_t version,
                                                       std::int64_t now_ms);
 
-  // OffsetDelete: removes committed offsets of an empty group, or of topics a consumer-protocol
-  // group is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise).
+  // OffsetDelete: removes committed offsets of an empty group, or of topics a group using the
+  // consumer protocol (a classic group of "consumer" members, or a KIP-848 consumer group in any
+  // state) is not subscribed to (GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise). Each
+  // partition with a committed or pending offset gets an offset tombstone.
   Reply<protocol::OffsetDeleteResponse> offset_delete(const protocol::OffsetDeleteRequest& req, std::int16_t version,
                                                       std::int64_t now_ms);
 

@@ -172,7 +172,10 @@ OffsetManager::FetchedTopics OffsetManager::fetch(const std::string& group_id, c
 bool OffsetManager::remove(const std::string& group_id, const std::string& topic, std::int32_t partition,
                            std::vector<Record>& records) {
   auto g = offsets_.find(group_id);
-  if (g == offsets_.end() || !g->second.contains({topic, partition})) return false;
+  const bool committed = g != offsets_.end() && g->second.contains({topic, partition});
+  // As Kafka's deleteOffsets: a partition with only pending transactional offsets gets its
+  // tombstone too (which drops them).
+  if (!committed && !has_pending(group_id, topic, partition)) return false;
   records.push_back(offset_record(group_id, topic, partition, nullptr));
   erase(group_id, {topic, partition});
   return true;

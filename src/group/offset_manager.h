@@ -123,7 +123,8 @@ class OffsetManager {
   // offsets only, as Kafka does.
   [[nodiscard]] FetchedTopics fetch(const std::string& group_id, const Wanted& wanted, bool require_stable) const;
 
-  // Tombstones a committed offset (OffsetDelete, expiry); false when there is none.
+  // Tombstones a partition's committed offset and its pending transactional ones (OffsetDelete,
+  // expiry); false when there is neither.
   bool remove(const std::string& group_id, const std::string& topic, std::int32_t partition,
               std::vector<Record>& records);
   // Tombstones every committed and pending offset of a group (DeleteGroups).
@@ -147,13 +148,15 @@ class OffsetManager {
   [[nodiscard]] std::optional<CommittedOffset> pending(std::int64_t producer_id, const std::string& group_id,
                                                        const std::string& topic, std::int32_t partition) const;
 
+  // Longer than offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE).
+  [[nodiscard]] bool metadata_too_large(const std::optional<std::string>& metadata) const;
+
   [[nodiscard]] static Record offset_record(const std::string& group, const std::string& topic, std::int32_t partition,
                                             const CommittedOffset* offset);
 
  private:
   using Key = std::pair<std::string, std::int32_t>;  // (topic, partition)
 
-  [[nodiscard]] bool metadata_too_large(const std::optional<std::string>& metadata) const;
   void put_committed(const std::string& group_id, const Key& tp, CommittedOffset o);
   void put_pending(std::int64_t producer_id, const std::string& group_id, const Key& tp, CommittedOffset o);
   void erase(const std::string& group_id, const Key& tp);

@@ -25,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import parse_table, run_tool
 from harness.cluster import wait_for
+from harness.consumer_protocol import Member
 from harness.kreq import Kreq
 
 PARTITIONS = 4
@@ -42,56 +43,6 @@ def produce(broker, topic: str, start: int, count: int) -> None:
     for i in range(start, start + count):
         p.produce(topic, value=f"v{i}".encode(), partition=i % PARTITIONS)
     assert p.flush(30) == 0
-
-
-class Member:
-    """A consumer-protocol consumer that records what it reads and what it owns, and commits the
-    partitions it processed when they are revoked (so the next owner starts where it stopped)."""
-
-    def __init__(self, broker, group: str, topic: str, name: str):
-        self.name = name
-        self.topic = topic
-        self.owned: set[int] = set()
-        self.processed: dict[int, int] = {}  # partition -> next offset to read
-        self.commit_on_revoke = True
-        self.read: list[tuple[int, int, bytes]] = []  # (partition, offset, value)
-        self.consumer = Consumer({
-            "bootstrap.servers": broker.bootstrap,
-            "group.id": group,
-            "group.protocol": "consumer",
-            "client.id": name,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        })
-        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                on_lost=self._on_lost)
-
-    def _on_assign(self, consumer, partitions):
-        self.owned |= {tp.partition for tp in partitions}
-
-    def _on_revoke(self, consumer, partitions):
-        done = [TopicPartition(self.topic, tp.partition, self.processed[tp.partition])
-                for tp in partitions if tp.partition in self.processed]
-        if done and self.commit_on_revoke:
-            consumer.commit(offsets=done, asynchronous=False)
-        self.owned -= {tp.partition for tp in partitions}
-
-    def _on_lost(self, consumer, partitions):
-        self.owned -= {tp.partition for tp in partitions}
-
-    def poll(self, timeout: float = 0.5) -> None:
-        m = self.consumer.poll(timeout)
-        if m is None or m.error():
-            return
-        self.read.append((m.partition(), m.offset(), m.value()))
-        self.processed[m.partition()] = m.offset() + 1
-
-    def close(self, commit: bool = True) -> None:
-        """Leave the group. commit=False: a test's cleanup that checks no offsets afterwards. (While
-        closing, librdkafka may revoke after it has left: Kafka then answers the revocation's commit
-        UNKNOWN_MEMBER_ID, which close() raises.)"""
-        self.commit_on_revoke = commit
-        self.consumer.close()
 
 
 def values(*members: Member) -> list[bytes]:
@@ -278,3 +229,86 @@ def test_an_invalid_regex_is_refused(broker, topic_name):
             assert r["ErrorMessage"] == f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {why}.", r
         d = k.send("ConsumerGroupDescribe", 0, {"Groups": [group]})
         assert d["Groups"][0]["ErrorCode"] == 69, d  # GROUP_ID_NOT_FOUND: nothing was created
+
+
+def offset_delete(k: Kreq, group: str, topics: dict[str, list[int]]) -> tuple[int, dict[str, dict[int, int]]]:
+    """OffsetDelete v0: (error code, {topic: {partition: error code}})."""
+    r = k.send("OffsetDelete", 0, {"Group": group, "Topics": [
+        {"Topic": t, "Partitions": [{"Partition": p} for p in ps]} for t, ps in topics.items()]})
+    return r["ErrorCode"], {t["Topic"]: {p["Partition"]: p["ErrorCode"] for p in t["Partitions"]}
+                            for t in r["Topics"]}
+
+
+def committed_offsets(k: Kreq, group: str, topics: list[str]) -> dict[tuple[str, int], int]:
+    """Committed offsets of `topics` (OffsetFetch v8 as an admin: no member), -1 for none."""
+    r = k.send("OffsetFetch", 8, {"Groups": [{"Group": group, "Topics": [
+        {"Topic": t, "Partitions": list(range(PARTITIONS))} for t in topics]}]})
+    g = r["Groups"][0]
+    assert g["ErrorCode"] == 0, r
+    return {(t["Topic"], p["Partition"]): p["Offset"] for t in g["Topics"] for p in t["Partitions"]}
+
+
+@pytest.mark.timeout(300)
+def test_offset_delete_spares_the_topics_a_consumer_group_subscribes_to(broker, topic_name):
+    """OffsetDelete (API 47) on consumer-protocol groups: a topic a member subscribes to, by name or
+    through a regex the broker resolved, answers GROUP_SUBSCRIBED_TO_TOPIC (86) per partition and
+    keeps its offsets; other topics' offsets are deleted (each requested partition answered 0,
+    whether it had an offset or not); once the group is empty everything may go; an unknown group
+    is GROUP_ID_NOT_FOUND. The same through kafka-consumer-groups --delete-offsets."""
+    subscribed, other = f"{topic_name}-sub", f"{topic_name}-other"
+    for t in (subscribed, other):
+        create_topic(broker, t)
+    by_name, by_regex = f"g-{topic_name}", f"gr-{topic_name}"
+    members = [Member(broker, by_name, subscribed, "by-name"), Member(broker, by_regex, f"^{subscribed}$", "by-regex")]
+    try:
+        def owned():
+            for m in members:
+                m.poll(0.2)
+            return all(m.owned == set(range(PARTITIONS)) for m in members)
+        wait_for("each member to own every partition of the subscribed topic", owned, 120, interval=0,
+                 describe=lambda: " / ".join(str(m.owned) for m in members))
+        for m in members:
+            m.consumer.commit(offsets=[TopicPartition(subscribed, 0, 3), TopicPartition(subscribed, 1, 3),
+                                       TopicPartition(other, 0, 5)], asynchronous=False)
+
+        with Kreq(broker) as k:
+            for group in (by_name, by_regex):
+                err, parts = offset_delete(k, group, {subscribed: [0, 1], other: [0, 1]})
+                assert err == 0, (group, err)
+                # other-1 had no offset: answered all the same (Kafka writes no record for it).
+                assert parts == {subscribed: {0: 86, 1: 86}, other: {0: 0, 1: 0}}, (group, parts)
+                assert committed_offsets(k, group, [subscribed, other]) == {
+                    **{(subscribed, p): 3 if p < 2 else -1 for p in range(PARTITIONS)},
+                    **{(other, p): -1 for p in range(PARTITIONS)}}, group
+            assert offset_delete(k, f"nosuch-{topic_name}", {other: [0]}) == (69, {})  # GROUP_ID_NOT_FOUND
+
+            refused = run_tool("kafka-consumer-groups", "--delete-offsets", "--group", by_regex,
+                               "--topic", f"{subscribed}:0", bootstrap=broker).check()
+            refused_rows = [ln.split(None, 2) for ln in refused.lines if ln.startswith(subscribed)]
+
+            for m in members:
+                m.close(commit=False)
+
+            def empty():
+                d = k.send("ConsumerGroupDescribe", 0, {"Groups": [by_name, by_regex]})
+                return all(g["ErrorCode"] == 0 and g["State"] == "Empty" for g in d["Groups"])
+            wait_for("both groups to be empty", empty, 60)
+            assert offset_delete(k, by_name, {subscribed: [0, 1]}) == (0, {subscribed: {0: 0, 1: 0}})
+            assert committed_offsets(k, by_name, [subscribed])[(subscribed, 0)] == -1
+            done = run_tool("kafka-consumer-groups", "--delete-offsets", "--group", by_regex,
+                            "--topic", subscribed, bootstrap=broker).check()
+            assert committed_offsets(k, by_regex, [subscribed]) == {(subscribed, p): -1 for p in range(PARTITIONS)}
+        assert refused.lines[0] == "Error: Encountered some partition-level error, see the follow-up details.", \
+            refused.stdout
+        assert refused_rows == [[subscribed, "0", "Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: "
+                                 "Deleting offsets of a topic is forbidden while the consumer group is actively "
+                                 "subscribed to it."]], refused.stdout
+        assert done.lines[0] == f"Request succeeded for deleting offsets from group {by_regex}.", done.stdout
+        assert parse_table(done.stdout, header_first="TOPIC") == [
+            {"TOPIC": subscribed, "PARTITION": str(p), "STATUS": "Successful"} for p in range(PARTITIONS)], done.stdout
+    finally:
+        for m in members:
+            try:
+                m.close(commit=False)
+            except RuntimeError:
+                pass  # already closed

@@ -13,10 +13,29 @@ namespace weir::broker {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// Kafka's KafkaApis.isConsumerGroupProtocolEnabled: the finalized group.version is at least 1
+// (a single weir node finalizes 1; under a quorum, whatever the cluster was formatted or updated
+// with). When it is not, ApiVersions still lists APIs 68 and 69 (Kafka does not filter them),
+// and both answer UNSUPPORTED_VERSION without an error message.
+bool consumer_protocol_enabled(const Broker& broker) {
+  const auto catalog = broker.catalog();
+  const auto it = catalog->finalized_features.find(std::string(kGroupVersionFeature));
+  return it != catalog->finalized_features.end() && it->second >= 1;
+}
+
+}  // namespace
+
 asio::awaitable<HandlerResult<ConsumerGroupHeartbeatHandler::Response>> ConsumerGroupHeartbeatHandler::handle(
     RequestContext& ctx, Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
+  if (!consumer_protocol_enabled(broker)) {
+    Response refused;
+    refused.error_code = code(ErrorCode::kUnsupportedVersion);
+    co_return refused;
+  }
   // Kafka reports the client's address as InetAddress.toString() does: "/<ip>".
   const group::ClientInfo client{ctx.header.client_id.value_or(""), "/" + ctx.client.host};
   auto out = co_await broker.groups().update_with_topics<Response>(
@@ -38,6 +57,15 @@ asio::awaitable<HandlerResult<ConsumerGroupDescribeHandler::Response>> ConsumerG
     RequestContext& ctx, Request& req) {
   Broker& broker = ctx.broker;
   const std::int16_t version = ctx.version();
+  if (!consumer_protocol_enabled(broker)) {
+    Response refused;
+    for (const auto& g : req.group_ids) {
+      auto& d = refused.groups.emplace_back();
+      d.group_id = g;
+      d.error_code = code(ErrorCode::kUnsupportedVersion);
+    }
+    co_return refused;
+  }
   // One sub-request per coordinator partition; answers in request order. An empty group id is
   // INVALID_GROUP_ID without reaching a coordinator, as in Kafka's GroupCoordinatorService.
   std::map<std::int32_t, Request> by_partition;

@@ -674,5 +674,204 @@ TEST(ConsumerGroupRegex, RegexRecordIsWrittenInKafkasLayout) {
   EXPECT_EQ(r.value, value);
 }
 
+// ---- OffsetDelete and TxnOffsetCommit on consumer groups ---------------------------------------
+
+// Commits `offset` to each (topic, partition) as the member at `epoch` (OffsetCommit v9).
+void commit_as(ConsumerHarness& h, const std::string& member_id, std::int32_t epoch,
+               const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
+  p::OffsetCommitRequest req;
+  req.group_id = kGroup;
+  req.member_id = member_id;
+  req.generation_id_or_member_epoch = epoch;
+  for (const auto& [topic, partition] : partitions) {
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition_index = partition;
+    part.committed_offset = 7;
+  }
+  auto r = h.coordinator.offset_commit(req, 9, h.clock.now_ms());
+  for (const auto& t : r.response.topics) {
+    for (const auto& part : t.partitions) ASSERT_EQ(part.error_code, 0) << t.name << "-" << part.partition_index;
+  }
+}
+
+Reply<p::OffsetDeleteResponse> delete_offsets(ConsumerHarness& h, const std::string& group,
+                                              const std::vector<std::pair<std::string, std::vector<std::int32_t>>>& topics) {
+  p::OffsetDeleteRequest req;
+  req.group_id = group;
+  for (const auto& [name, partitions] : topics) {
+    auto& t = req.topics.emplace_back();
+    t.name = name;
+    for (std::int32_t partition : partitions) t.partitions.emplace_back().partition_index = partition;
+  }
+  return h.coordinator.offset_delete(req, 0, h.clock.now_ms());
+}
+
+// (topic, partition, error) of each partition of an OffsetDelete response.
+std::vector<std::tuple<std::string, std::int32_t, std::int16_t>> results(const p::OffsetDeleteResponse& r) {
+  std::vector<std::tuple<std::string, std::int32_t, std::int16_t>> out;
+  for (const auto& t : r.topics) {
+    for (const auto& part : t.partitions) out.emplace_back(t.name, part.partition_index, part.error_code);
+  }
+  return out;
+}
+
+TEST(ConsumerGroupOffsetDelete, SubscribedTopicsKeepTheirOffsetsAndTheOthersAreTombstoned) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  commit_as(h, *a.member_id, 1, {{"orders", 0}, {"payments", 0}});
+
+  auto r = delete_offsets(h, kGroup, {{"orders", {0, 1}}, {"payments", {0, 1}}});
+  EXPECT_EQ(r.response.error_code, 0);
+  const std::int16_t subscribed = code(Error::kGroupSubscribedToTopic);
+  EXPECT_EQ(results(r.response), (std::vector<std::tuple<std::string, std::int32_t, std::int16_t>>{
+                                     {"orders", 0, subscribed},
+                                     {"orders", 1, subscribed},
+                                     {"payments", 0, 0},
+                                     {"payments", 1, 0}}));
+  // One offset tombstone (OffsetCommitKey, key version 1), for the only deleted offset that existed.
+  ASSERT_EQ(r.effects.records.size(), 1u);
+  EXPECT_EQ(r.effects.records[0].key, OffsetManager::offset_record(kGroup, "payments", 0, nullptr).key);
+  EXPECT_EQ(r.effects.records[0].key[1], 1);
+  EXPECT_FALSE(r.effects.records[0].value.has_value());
+  EXPECT_TRUE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "payments", 0).has_value());
+  EXPECT_EQ(h.group()->members().size(), 1u);  // the group itself is untouched
+}
+
+TEST(ConsumerGroupOffsetDelete, TopicsOfAResolvedRegexAreSubscribedUntilTheLastMemberLeaves) {
+  ConsumerHarness h;
+  auto a = h.send(regex_join("ord.*"));
+  ASSERT_NE(h.group()->resolved_regex("ord.*"), nullptr);
+  auto owned = assignment_of(h.beat(*a.member_id, 1, TopicPartitionSet{}));
+  const std::int32_t epoch = h.member(*a.member_id).member_epoch;
+  commit_as(h, *a.member_id, epoch, {{"orders", 0}, {"orders", 3}});
+
+  auto r = delete_offsets(h, kGroup, {{"orders", {0}}});
+  EXPECT_EQ(results(r.response), (std::vector<std::tuple<std::string, std::int32_t, std::int16_t>>{
+                                     {"orders", 0, code(Error::kGroupSubscribedToTopic)}}));
+  EXPECT_TRUE(r.effects.records.empty());
+
+  // The member leaves; the group is Empty, its regex gone, and every offset may go.
+  h.beat(*a.member_id, -1, std::nullopt);
+  ASSERT_EQ(h.group()->state(), ConsumerGroupState::kEmpty);
+  r = delete_offsets(h, kGroup, {{"orders", {0, 3}}});
+  EXPECT_EQ(results(r.response), (std::vector<std::tuple<std::string, std::int32_t, std::int16_t>>{
+                                     {"orders", 0, 0}, {"orders", 3, 0}}));
+  EXPECT_EQ(r.effects.records.size(), 2u);
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 0).has_value());
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "orders", 3).has_value());
+  EXPECT_NE(h.group(), nullptr);  // OffsetDelete does not delete the group
+}
+
+TEST(ConsumerGroupOffsetDelete, UnknownAndEmptyGroupIdsAreErrorsOfTheWholeRequest) {
+  ConsumerHarness h;
+  h.send(ConsumerHarness::join_request({"orders"}));
+  auto r = delete_offsets(h, "nobody", {{"payments", {0}}});
+  EXPECT_EQ(r.response.error_code, code(Error::kGroupIdNotFound));
+  EXPECT_TRUE(r.response.topics.empty());
+  r = delete_offsets(h, "", {{"payments", {0}}});
+  EXPECT_EQ(r.response.error_code, code(Error::kInvalidGroupId));
+  EXPECT_TRUE(r.effects.records.empty());
+}
+
+p::TxnOffsetCommitRequest txn_request(const std::string& member_id, std::int32_t generation,
+                                      const std::vector<std::pair<std::string, std::int32_t>>& partitions) {
+  p::TxnOffsetCommitRequest req;
+  req.transactional_id = "tx";
+  req.group_id = kGroup;
+  req.producer_id = 4000;
+  req.producer_epoch = 0;
+  req.generation_id = generation;
+  req.member_id = member_id;
+  req.group_instance_id = std::nullopt;
+  for (const auto& [topic, partition] : partitions) {
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition_index = partition;
+    part.committed_offset = 11;
+    part.committed_metadata = "";
+  }
+  return req;
+}
+
+std::vector<std::int16_t> txn_errors(const p::TxnOffsetCommitResponse& r) {
+  std::vector<std::int16_t> out;
+  for (const auto& t : r.topics) {
+    for (const auto& part : t.partitions) out.push_back(part.error_code);
+  }
+  return out;
+}
+
+TEST(ConsumerGroupTxnOffsets, TheMemberAndItsEpochAreCheckedAndAStaleEpochIsAnIllegalGeneration) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string id = *a.member_id;
+  auto commit = [&](const p::TxnOffsetCommitRequest& req, std::int16_t version = 4) {
+    return h.coordinator.txn_offset_commit(req, version, h.clock.now_ms());
+  };
+  // The member at its epoch: written as a transactional batch of the producer, pending.
+  auto r = commit(txn_request(id, 1, {{"orders", 0}, {"orders", 1}}));
+  EXPECT_EQ(txn_errors(r.response), (std::vector<std::int16_t>{0, 0}));
+  EXPECT_EQ(r.effects.records.size(), 2u);
+  ASSERT_TRUE(r.effects.transactional.has_value());
+  EXPECT_EQ(r.effects.transactional->producer_id, 4000);
+  EXPECT_TRUE(h.coordinator.offset_manager().has_pending(kGroup, "orders", 0));
+
+  const std::int16_t illegal = code(Error::kIllegalGeneration);
+  r = commit(txn_request("stranger", 1, {{"orders", 0}}));
+  EXPECT_EQ(txn_errors(r.response), std::vector<std::int16_t>{code(Error::kUnknownMemberId)});
+  // A newer epoch: STALE_MEMBER_EPOCH in OffsetCommit, ILLEGAL_GENERATION here.
+  r = commit(txn_request(id, 2, {{"orders", 0}, {"payments", 0}}));
+  EXPECT_EQ(txn_errors(r.response), (std::vector<std::int16_t>{illegal, illegal}));
+  EXPECT_TRUE(r.effects.records.empty());
+  // No version check below 9 as for OffsetCommit: v3 with member fields is checked the same way.
+  EXPECT_EQ(txn_errors(commit(txn_request(id, 1, {{"orders", 2}}), 3).response), std::vector<std::int16_t>{0});
+  // v0-2 carry no member fields (generation -1, empty member id): accepted.
+  EXPECT_EQ(txn_errors(commit(txn_request("", -1, {{"payments", 1}}), 2).response), std::vector<std::int16_t>{0});
+  // A member id with generation -1 is no member of the group.
+  EXPECT_EQ(txn_errors(commit(txn_request("stranger", -1, {{"orders", 0}})).response),
+            std::vector<std::int16_t>{code(Error::kUnknownMemberId)});
+
+  // A second member joins: A moves to epoch 2 keeping two of its partitions. At epoch 1 it may
+  // still commit those; one partition it no longer holds fails the whole request.
+  h.send(ConsumerHarness::join_request({"orders"}));
+  auto a2 = h.beat(id, 1, assignment_of(a));
+  h.beat(id, 1, assignment_of(a2));
+  ASSERT_EQ(h.member(id).member_epoch, 2);
+  const auto& kept = assignment_of(a2).at(ConsumerHarness::kOrders);
+  std::int32_t lost = 0;
+  while (kept.contains(lost)) ++lost;
+  const std::int32_t held = *kept.begin();
+  EXPECT_EQ(txn_errors(commit(txn_request(id, 1, {{"orders", held}})).response), std::vector<std::int16_t>{0});
+  r = commit(txn_request(id, 1, {{"orders", held}, {"orders", lost}}));
+  EXPECT_EQ(txn_errors(r.response), (std::vector<std::int16_t>{illegal, illegal}));
+  EXPECT_TRUE(r.effects.records.empty());
+  EXPECT_EQ(txn_errors(commit(txn_request(id, 2, {{"orders", held}})).response), std::vector<std::int16_t>{0});
+
+  // Once the group is empty, a commit without a member epoch is a standalone one.
+  std::vector<std::string> ids;
+  for (const auto& [mid, m] : h.group()->members()) ids.push_back(mid);
+  for (const auto& mid : ids) h.beat(mid, -1, std::nullopt);
+  ASSERT_TRUE(h.group()->members().empty());
+  EXPECT_EQ(txn_errors(commit(txn_request("anyone", -1, {{"orders", 0}})).response), std::vector<std::int16_t>{0});
+}
+
+TEST(ConsumerGroupOffsetDelete, PendingTransactionalOffsetsAreTombstonedToo) {
+  ConsumerHarness h;
+  auto a = h.send(ConsumerHarness::join_request({"orders"}));
+  auto r = h.coordinator.txn_offset_commit(txn_request(*a.member_id, 1, {{"payments", 1}}), 4, h.clock.now_ms());
+  ASSERT_EQ(txn_errors(r.response), std::vector<std::int16_t>{0});
+  ASSERT_FALSE(h.coordinator.committed(kGroup, "payments", 1).has_value());
+  auto d = delete_offsets(h, kGroup, {{"payments", {1}}});
+  EXPECT_EQ(results(d.response), (std::vector<std::tuple<std::string, std::int32_t, std::int16_t>>{{"payments", 1, 0}}));
+  ASSERT_EQ(d.effects.records.size(), 1u);
+  EXPECT_FALSE(h.coordinator.offset_manager().has_pending(kGroup, "payments", 1));
+  h.coordinator.complete_transaction(4000, true);
+  EXPECT_FALSE(h.coordinator.committed(kGroup, "payments", 1).has_value());
+}
+
 }  // namespace
 }  // namespace weir::group::testing
