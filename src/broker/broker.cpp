@@ -32,6 +32,7 @@
 #include "protocol/gen/api_registry.h"
 #include "protocol/headers.h"
 #include "storage/io_throttle.h"
+#include "storage/parallel.h"
 
 namespace weir::broker {
 
@@ -39,6 +40,62 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 namespace {
+
+// The metadata log's file through the broker's file system (the data files' seam), so that a
+// test's fault-injecting file system reaches it too.
+class MetadataLogFile final : public metadata::LogFile {
+ public:
+  static Result<std::unique_ptr<MetadataLogFile>, metadata::StoreErrc> open(storage::FileSystem& fs,
+                                                                            const fs::path& log_dir) {
+    const fs::path dir = log_dir / metadata::kMetadataLogDirName;
+    const fs::path path = dir / metadata::kMetadataSegmentName;
+    auto existed = fs.exists(dir);
+    if (!existed) return failure("exists", dir, existed.error());
+    if (!*existed) {
+      if (auto ok = fs.create_directory(dir); !ok) return failure("mkdir", dir, ok.error());
+      if (auto ok = fs.sync_directory(log_dir); !ok) return failure("sync_dir", log_dir, ok.error());
+    }
+    auto file_existed = fs.exists(path);
+    if (!file_existed) return failure("exists", path, file_existed.error());
+    auto file = fs.open(path, storage::OpenMode::kCreate);
+    if (!file) return failure("open", path, file.error());
+    if (!*file_existed) {
+      if (auto ok = fs.sync_directory(dir); !ok) return failure("sync_dir", dir, ok.error());
+    }
+    return std::unique_ptr<MetadataLogFile>(new MetadataLogFile(std::move(*file), path));
+  }
+
+  Result<std::vector<std::byte>, metadata::StoreErrc> read_all() override {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(file_->size()));
+    auto n = file_->pread(0, bytes);
+    if (!n) return failure("pread", path_, n.error());
+    bytes.resize(*n);
+    return bytes;
+  }
+  Status<metadata::StoreErrc> append_and_sync(ByteSpan bytes) override {
+    if (auto ok = file_->append(bytes); !ok) return failure("append", path_, ok.error());
+    if (auto ok = file_->sync(); !ok) return failure("fdatasync", path_, ok.error());
+    return {};
+  }
+  Status<metadata::StoreErrc> truncate_and_sync(std::uint64_t size) override {
+    if (auto ok = file_->truncate(static_cast<std::int64_t>(size)); !ok) return failure("ftruncate", path_, ok.error());
+    if (auto ok = file_->sync(); !ok) return failure("fsync", path_, ok.error());
+    return {};
+  }
+
+ private:
+  MetadataLogFile(std::shared_ptr<storage::File> file, fs::path path)
+      : file_(std::move(file)), path_(std::move(path)) {}
+  static std::unexpected<metadata::StoreErrc> failure(std::string_view op, const fs::path& path, storage::IoError e) {
+    log::get("metadata")
+        ->error("event=metadata_log_io_error {} {} {}", log::kv("op", op), log::kv("path", path.string()),
+                log::kv("error", storage::to_string(e)));
+    return std::unexpected(metadata::StoreErrc::io_error);
+  }
+
+  std::shared_ptr<storage::File> file_;
+  fs::path path_;
+};
 
 using Body = std::span<const std::uint8_t>;
 using HandlerFn = asio::awaitable<net::Reply> (*)(Broker&, const net::ClientInfo&, const protocol::RequestHeader&,
@@ -342,7 +399,9 @@ std::string Broker::start() {
 
   // Metadata: replay the log into the controller's image; a fresh log gets its bootstrap records.
   metadata::MetadataImage image;
-  auto mlog = metadata::MetadataLog::open(fs::path(config_.log_dir), image);
+  auto mlog_file = MetadataLogFile::open(fs_, fs::path(config_.log_dir));
+  if (!mlog_file) return fmt::format("cannot open the metadata log: {}", mlog_file.error());
+  auto mlog = metadata::MetadataLog::open(std::move(*mlog_file), image, metadata::MetadataLog::Options{});
   if (!mlog) return fmt::format("cannot open the metadata log: {}", mlog.error());
   metadata_log_.emplace(std::move(*mlog));
   controller_ = std::make_unique<metadata::Controller>(cc, std::move(image));
@@ -949,10 +1008,14 @@ void Broker::stop() {
   group_hosts_.clear();
   if (txns_) txns_->stop();
   if (logs_) {
-    // The executors have stopped: every partition's producer state is snapshotted at its log end.
+    // The executors have stopped: every partition's producer state is snapshotted at its log end,
+    // many partitions at once so that their fsyncs overlap (storage/parallel.h).
+    std::vector<Partition*> parts;
     for (std::size_t s = 0; shards_ && s < shards_->count(); ++s) {
-      shards_->table(s).for_each([](Partition& p) { p.snapshot_producer_state(); });
+      shards_->table(s).for_each([&parts](Partition& p) { parts.push_back(&p); });
     }
+    storage::parallel_for(parts.size(), storage::kParallelSyncThreads,
+                          [&parts](std::size_t i) { parts[i]->snapshot_producer_state(); });
     if (auto r = logs_->close(registered_epoch_.load()); !r) {
       spdlog::error("log dir close failed error=\"{}\"", r.error());
     }
@@ -1146,7 +1209,9 @@ std::vector<Broker::NewPartition> Broker::create_logs(const std::string& topic, 
     storage::TopicPartition tp{topic, p.partition_id};
     auto log = logs_->create(tp, t->id, lc);
     if (!log) {
-      *error = fmt::format("cannot create the log of {}-{}: {}", topic, p.partition_id, log.error());
+      const auto& failure = logs_->last_create_failure();
+      *error = fmt::format("cannot create the log of {}-{}: {}", topic, p.partition_id,
+                           failure ? storage::to_string(failure->error) : std::string(to_string(log.error())));
       return out;
     }
     out.push_back(NewPartition{topic, t->id, p.partition_id, p.leader_epoch, *log});
@@ -1166,18 +1231,24 @@ std::map<std::string, std::string> Broker::prepare_new_logs(std::vector<metadata
     const auto* t = controller_->image().topic(id);
     return t == nullptr ? nullptr : &names.emplace(id, t->name).first->second;
   };
-  std::map<Uuid, std::string> failed;  // topic id -> why
+  // Every new partition's directory at once (their syncs overlap); a topic fails with its first
+  // partition that could not be made.
+  std::vector<std::pair<storage::TopicPartition, Uuid>> wanted;
   for (const auto& r : records) {
     const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
-    if (pr == nullptr || failed.contains(pr->topic_id)) continue;
-    const std::string* name = name_of(pr->topic_id);
-    if (name == nullptr) continue;
-    const storage::TopicPartition tp{*name, pr->partition_id};
-    if (auto ok = logs_->prepare(tp, pr->topic_id); !ok) {
-      const auto& failure = logs_->last_create_failure();
-      failed[pr->topic_id] = fmt::format("cannot create the log directory of {}-{}: {}", tp.topic, tp.partition,
-                                         failure ? to_string(failure->error) : std::string(to_string(ok.error())));
+    if (pr == nullptr) continue;
+    if (const std::string* name = name_of(pr->topic_id)) {
+      wanted.emplace_back(storage::TopicPartition{*name, pr->partition_id}, pr->topic_id);
     }
+  }
+  const auto prepared = logs_->prepare(wanted);
+  std::map<Uuid, std::string> failed;  // topic id -> why
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const auto& [tp, id] = wanted[i];
+    if (prepared[i].ok() || failed.contains(id)) continue;
+    const auto& failure = prepared[i].failure;
+    failed[id] = fmt::format("cannot create the log directory of {}-{}: {}", tp.topic, tp.partition,
+                             failure ? to_string(failure->error) : std::string(to_string(*prepared[i].error)));
   }
   std::map<std::string, std::string> out;  // topic name -> why
   if (failed.empty()) return out;
@@ -1226,6 +1297,16 @@ void Broker::prepare_new_partitions(std::vector<metadata::MetadataRecord>& recor
       t.error_message = fmt::format("Failed to create partitions of {}: {}", name, why);
     }
   }
+}
+
+asio::awaitable<protocol::CreatePartitionsResponse> Broker::create_partitions(protocol::CreatePartitionsRequest req,
+                                                                              std::int16_t version) {
+  co_return co_await controller_op<protocol::CreatePartitionsResponse>(
+      [this, &req, version](const metadata::Controller& c) {
+        auto result = c.create_partitions(req, version);
+        prepare_new_partitions(result.records, result.response);
+        return result;
+      });
 }
 
 void Broker::undo_topic_creation(const std::string& topic, const std::vector<NewPartition>& created) {

@@ -40,13 +40,15 @@
 #include "broker/quorum_link.h"
 #include "broker/replica_fetcher.h"
 #include "broker/replica_link.h"
-#include "metrics/histogram.h"
 #include "broker/replication_quota.h"
 #include "broker/request_stats.h"
 #include "broker/shards.h"
 #include "metadata/controller.h"
 #include "metadata/metadata_log.h"
+#include "metrics/histogram.h"
 #include "net/request_sink.h"
+#include "protocol/gen/create_partitions_request.h"
+#include "protocol/gen/create_partitions_response.h"
 #include "protocol/gen/create_topics_request.h"
 #include "protocol/gen/create_topics_response.h"
 #include "protocol/gen/delete_topics_request.h"
@@ -158,6 +160,10 @@ class Broker final : public net::RequestSink {
   boost::asio::awaitable<protocol::DeleteTopicsResponse> delete_topics(
       const protocol::DeleteTopicsRequest& req, std::int16_t version,
       std::optional<RequestOrigin> origin = std::nullopt);
+  // CreatePartitions on this node's own controller (a broker of a cluster forwards the request
+  // instead): all or nothing per topic, as create_topics (prepare_new_partitions).
+  boost::asio::awaitable<protocol::CreatePartitionsResponse> create_partitions(protocol::CreatePartitionsRequest req,
+                                                                               std::int16_t version);
   // Creates the named topics with the broker defaults (auto.create.topics.enable); errors are
   // left for the caller to see as unknown topics.
   boost::asio::awaitable<void> auto_create_topics(const std::vector<std::string>& names);
@@ -362,6 +368,28 @@ class Broker final : public net::RequestSink {
   storage::CleanerConfig cleaner_config_;
 };
 
+// A controller operation whose records could not be committed changed nothing: every entry its
+// response answered with success gets KAFKA_STORAGE_ERROR and the reason instead.
+template <class Response>
+void answer_uncommitted(Response& response, const std::string& why) {
+  const auto fail = [&why](auto& entry) {
+    if (entry.error_code != 0) return;
+    entry.error_code = code(ErrorCode::kKafkaStorageError);
+    entry.error_message = why;
+  };
+  if constexpr (requires { response.results; }) {  // CreatePartitions
+    for (auto& e : response.results) fail(e);
+  } else if constexpr (requires { response.responses; }) {  // AlterConfigs, IncrementalAlterConfigs
+    for (auto& e : response.responses) fail(e);
+  } else if constexpr (requires { response.replica_election_results; }) {  // ElectLeaders
+    for (auto& t : response.replica_election_results) {
+      for (auto& e : t.partition_result) fail(e);
+    }
+  } else {
+    static_assert(sizeof(Response) == 0, "answer_uncommitted: unknown response");
+  }
+}
+
 template <class Response, class Op>
 boost::asio::awaitable<Response> Broker::controller_op(Op op) {
   static_assert(std::is_trivially_destructible_v<Op>, "see controller_op");
@@ -376,6 +404,7 @@ boost::asio::awaitable<Response> Broker::controller_op(Op op) {
         auto result = op(*controller_);
         o.response = std::move(result.response);
         if (!result.records.empty()) o.applied = apply_records(result.records);
+        if (!o.applied.error.empty()) answer_uncommitted(o.response, o.applied.error);
         co_return o;
       },
       boost::asio::use_awaitable);

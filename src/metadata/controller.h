@@ -162,16 +162,21 @@ class Controller {
   [[nodiscard]] ControllerResult<protocol::CreatePartitionsResponse> create_partitions(
       const protocol::CreatePartitionsRequest& request, std::int16_t version) const;
 
-  // AlterConfigs (legacy: the request replaces all of a resource's overrides) for topics.
-  // Differs from Kafka: BROKER resources get INVALID_REQUEST (dynamic broker configs are not
-  // supported yet); other resource types get Kafka's "Unknown resource type N".
+  // AlterConfigs (legacy: the request replaces all of a resource's overrides) for TOPIC and
+  // BROKER resources. A topic gets a ConfigRecord for each key whose value changes and a deletion
+  // for each override the new set lacks. A BROKER resource ("" for the cluster default, else a
+  // non-negative broker id, as Kafka's ControllerConfigurationValidator) gets a record for every
+  // key the request names, changed or not (brokers reload on it, KAFKA-14136), and a deletion for
+  // each other override; the broker that took the request has checked the keys and values.
+  // Other resource types get Kafka's "Unknown resource type N".
   [[nodiscard]] ControllerResult<protocol::AlterConfigsResponse> alter_configs(
       const protocol::AlterConfigsRequest& request, std::int16_t version) const;
 
-  // IncrementalAlterConfigs for topics: SET, DELETE, APPEND and SUBTRACT (lists only; applied to
-  // the current value or else the default, as Kafka does). Records only for keys whose value
-  // changes. Differs from Kafka: an unknown operation id gets INVALID_REQUEST (Kafka fails with
-  // UNKNOWN_SERVER_ERROR); BROKER resources as in alter_configs.
+  // IncrementalAlterConfigs for TOPIC and BROKER resources: SET, DELETE, APPEND and SUBTRACT
+  // (lists only; applied to the current value or else the default, as Kafka does). Records as in
+  // alter_configs: for a topic only keys whose value changes, for a broker every key named.
+  // Differs from Kafka: an unknown operation id gets INVALID_REQUEST (Kafka fails with
+  // UNKNOWN_SERVER_ERROR).
   [[nodiscard]] ControllerResult<protocol::IncrementalAlterConfigsResponse> incremental_alter_configs(
       const protocol::IncrementalAlterConfigsRequest& request, std::int16_t version) const;
 

@@ -28,6 +28,7 @@ class FaultFile final : public File {
   Status<IoError> append(ByteSpan data) override {
     std::lock_guard lock(owner_->mutex_);
     if (!owner_->allow_operation()) return unexpected(IoError{EIO});
+    if (int e = owner_->path_fault("append", state_->path)) return unexpected(IoError{e});
     const auto n = static_cast<std::int64_t>(data.size());
     const std::int64_t growth = std::max<std::int64_t>(0, size_ + n - state_->physical_size);
     std::int64_t allowed = n;
@@ -54,6 +55,7 @@ class FaultFile final : public File {
     if (hook) hook();
     std::lock_guard lock(owner_->mutex_);
     if (owner_->fail_syncs_ || !owner_->allow_operation()) return unexpected(IoError{EIO});
+    if (int e = owner_->path_fault("sync", state_->path)) return unexpected(IoError{e});
     ++owner_->file_syncs_;
     state_->synced_size = state_->physical_size;
     return {};
@@ -63,6 +65,7 @@ class FaultFile final : public File {
     WEIR_ASSERT(size >= 0);
     std::lock_guard lock(owner_->mutex_);
     if (!owner_->allow_operation()) return unexpected(IoError{EIO});
+    if (int e = owner_->path_fault("truncate", state_->path)) return unexpected(IoError{e});
     const std::int64_t growth = size - state_->physical_size;
     if (owner_->free_bytes_ && growth > *owner_->free_bytes_) return unexpected(IoError{ENOSPC});
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return unexpected(detail::last_error());
@@ -80,6 +83,7 @@ class FaultFile final : public File {
   Status<IoError> set_modified_time_ms(std::int64_t time_ms) override {
     std::lock_guard lock(owner_->mutex_);
     if (!owner_->allow_operation()) return unexpected(IoError{EIO});
+    if (int e = owner_->path_fault("set_mtime", state_->path)) return unexpected(IoError{e});
     return detail::fd_set_mtime_ms(fd_, time_ms);
   }
 
@@ -111,6 +115,15 @@ std::shared_ptr<FaultInjectingFileSystem::FileState> FaultInjectingFileSystem::s
   return slot;
 }
 
+int FaultInjectingFileSystem::path_fault(std::string_view op, const std::string& path) const {
+  return path_fault_ ? path_fault_(op, path) : 0;
+}
+
+void FaultInjectingFileSystem::fail_paths(PathFault fn) {
+  std::lock_guard lock(mutex_);
+  path_fault_ = std::move(fn);
+}
+
 bool FaultInjectingFileSystem::allow_operation() {
   ++mutating_operations_;
   if (!operations_left_) return true;
@@ -124,6 +137,9 @@ IoResult<std::shared_ptr<File>> FaultInjectingFileSystem::open(const fs::path& p
   std::lock_guard lock(mutex_);
   if ((mode == OpenMode::kCreate || mode == OpenMode::kCreateTruncate) && !allow_operation()) {
     return unexpected(IoError{EIO});
+  }
+  if (mode == OpenMode::kCreate || mode == OpenMode::kCreateTruncate) {
+    if (int e = path_fault("create", k)) return unexpected(IoError{e});
   }
   const bool existed = ::access(k.c_str(), F_OK) == 0;
   auto fd = detail::open_fd(k, mode);
@@ -149,6 +165,8 @@ Status<IoError> FaultInjectingFileSystem::rename(const fs::path& from, const fs:
   const std::string t = key(to);
   std::lock_guard lock(mutex_);
   if (!allow_operation()) return unexpected(IoError{EIO});
+  if (int e = path_fault("rename", f)) return unexpected(IoError{e});
+  if (int e = path_fault("rename", t)) return unexpected(IoError{e});
   const bool target_existed = ::access(t.c_str(), F_OK) == 0;
   if (::rename(f.c_str(), t.c_str()) != 0) return unexpected(detail::last_error());
   if (auto it = files_.find(t); it != files_.end()) {
@@ -200,6 +218,7 @@ Status<IoError> FaultInjectingFileSystem::create_directory(const fs::path& path)
   const std::string k = key(path);
   std::lock_guard lock(mutex_);
   if (!allow_operation()) return unexpected(IoError{EIO});
+  if (int e = path_fault("mkdir", k)) return unexpected(IoError{e});
   if (::mkdir(k.c_str(), 0755) == 0) {
     created_unsynced_.insert(k);
     return {};
@@ -217,6 +236,7 @@ Status<IoError> FaultInjectingFileSystem::sync_directory(const fs::path& dir) {
   const std::string k = key(dir);
   std::lock_guard lock(mutex_);
   if (fail_syncs_ || !allow_operation()) return unexpected(IoError{EIO});
+  if (int e = path_fault("sync_dir", k)) return unexpected(IoError{e});
   ++directory_syncs_;
   std::erase_if(created_unsynced_, [&](const std::string& p) { return fs::path(p).parent_path().string() == k; });
   return {};

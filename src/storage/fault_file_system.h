@@ -14,6 +14,11 @@
 //    an open that may create, rename, remove, create_directory, sync_directory) succeed, every
 //    later one fails with EIO, as if the process had died there; crash() then drops what was not
 //    durable. nullopt: no limit. mutating_operations() counts them, to find every n worth trying.
+//  - fail_paths(fn): a mutating operation on a path (append, truncate, sync, set_modified_time_ms
+//    and an open that may create on a file; rename from or to it; create_directory and
+//    sync_directory on a directory) fails with errno fn(op, path) when that is not 0; op is
+//    "append", "truncate", "sync", "set_mtime", "create", "rename", "mkdir" or "sync_dir".
+//    Removals always work, so what a failed operation left can be cleaned up. Null: none.
 //
 // Simplifications: a truncate, rename or remove is durable at once (a renamed file that was not
 // yet durable under its old name stays non-durable under the new one); data written before the
@@ -31,6 +36,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "storage/file.h"
 
@@ -59,6 +65,8 @@ class FaultInjectingFileSystem final : public FileSystem {
   void fail_syncs(bool fail);
   void set_sync_hook(std::function<void()> hook);
   void fail_after(std::optional<std::int64_t> operations);
+  using PathFault = std::function<int(std::string_view op, const std::string& path)>;
+  void fail_paths(PathFault fn);
 
   // Counters for tests.
   [[nodiscard]] std::int64_t file_syncs() const;
@@ -80,6 +88,8 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::shared_ptr<FileState> state_for(const std::string& path, std::int64_t size);  // mutex_ held
   // Counts one mutating operation; false if fail_after() says it must fail. mutex_ held.
   bool allow_operation();
+  // The errno fail_paths() gives op on path, 0 if none. mutex_ held.
+  int path_fault(std::string_view op, const std::string& path) const;
 
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<FileState>> files_;
@@ -91,6 +101,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::int64_t directory_syncs_ = 0;
   std::int64_t mutating_operations_ = 0;
   std::optional<std::int64_t> operations_left_;
+  PathFault path_fault_;
 };
 
 }  // namespace weir::storage

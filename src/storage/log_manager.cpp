@@ -1,9 +1,12 @@
 #include "storage/log_manager.h"
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 
 #include "base/assert.h"
 #include "base/log.h"
+#include "storage/parallel.h"
 
 namespace weir::storage {
 
@@ -183,30 +186,67 @@ Result<PartitionLog*, Errc> LogManager::create(const TopicPartition& tp, const U
 }
 
 Result<void, Errc> LogManager::prepare(const TopicPartition& tp, const Uuid& topic_id) {
+  const Prepared p = prepare({{tp, topic_id}}).front();
+  if (p.ok()) return {};
+  return unexpected(*p.error);
+}
+
+std::vector<LogManager::Prepared> LogManager::prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions) {
   WEIR_ASSERT(!closed_);
-  if (get(tp) != nullptr) return {};
-  const fs::path dir = dir_ / to_string(tp);
-  FileCache::clear_last_failure();
-  auto existed = fs_.exists(dir);
-  auto make = [&]() -> Status<Errc> {
-    if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
-    if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) {
-      return unexpected(ok.error());
-    }
-    if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
-    return {};
+  struct Made {
+    bool made_dir = false;
   };
-  auto made = make();
-  if (!made) {
-    create_failed(tp, dir, existed && !*existed, made.error());
-    return unexpected(made.error());
+  std::vector<Prepared> out(partitions.size());
+  std::vector<Made> made(partitions.size());
+  // Each partition's directory and partition.metadata (its own syncs) on several threads, so the
+  // syncs overlap; the logs are not touched meanwhile. A failure's details are per thread.
+  parallel_for(partitions.size(), kParallelSyncThreads, [&](std::size_t i) {
+    const auto& [tp, topic_id] = partitions[i];
+    if (get(tp) != nullptr) return;
+    const fs::path dir = dir_ / to_string(tp);
+    FileCache::clear_last_failure();
+    auto existed = fs_.exists(dir);
+    auto make = [&]() -> Status<Errc> {
+      if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
+      made[i].made_dir = !*existed;
+      return write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id);
+    };
+    if (auto ok = make(); !ok) {
+      out[i].error = ok.error();
+      out[i].failure = FileCache::take_last_failure();
+    }
+  });
+  // One sync of the log dir makes every new directory in it durable.
+  const bool any_made = std::ranges::any_of(made, [](const Made& m) { return m.made_dir; });
+  if (any_made) {
+    FileCache::clear_last_failure();
+    if (!fs_.sync_directory(dir_)) {
+      const std::optional<IoFailure> failure = FileCache::take_last_failure();
+      for (std::size_t i = 0; i < partitions.size(); ++i) {
+        if (out[i].ok() && get(partitions[i].first) == nullptr) {
+          out[i].error = Errc::kStorageError;
+          out[i].failure = failure;
+        }
+      }
+    }
   }
-  prepared_.insert(tp);
-  return {};
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const TopicPartition& tp = partitions[i].first;
+    if (out[i].ok()) {
+      if (get(tp) == nullptr) prepared_.insert(tp);
+      continue;
+    }
+    create_failed(tp, dir_ / to_string(tp), made[i].made_dir, *out[i].error, out[i].failure);
+  }
+  return out;
 }
 
 void LogManager::create_failed(const TopicPartition& tp, const fs::path& dir, bool made_dir, Errc error) {
-  const std::optional<IoFailure> failure = FileCache::take_last_failure();
+  create_failed(tp, dir, made_dir, error, FileCache::take_last_failure());
+}
+
+void LogManager::create_failed(const TopicPartition& tp, const fs::path& dir, bool made_dir, Errc error,
+                               const std::optional<IoFailure>& failure) {
   const bool removed = made_dir && remove_all(fs_, dir).has_value();
   log::get("storage")->error("event=partition_create_failed {} {} {} {} {}", log::kv("partition", tp),
                              log::kv("op", failure ? failure->op : std::string("-")),
@@ -320,15 +360,20 @@ Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
 
 Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   if (closed_) return {};
-  Result<void, Errc> result;
-  for (auto& [tp, entry] : logs_) {
-    if (auto ok = entry.log->close(); !ok) {
-      log::get("storage")->error("event=partition_close_failed {} {}", log::kv("partition", tp),
+  // Each log syncs its files as it closes: many logs close at once, so their syncs overlap
+  // (parallel.h). The logs share nothing but the file cache, which is thread-safe.
+  std::vector<std::pair<const TopicPartition*, PartitionLog*>> logs;
+  logs.reserve(logs_.size());
+  for (auto& [tp, entry] : logs_) logs.emplace_back(&tp, entry.log.get());
+  std::atomic<bool> failed{false};
+  parallel_for(logs.size(), kParallelSyncThreads, [&](std::size_t i) {
+    if (auto ok = logs[i].second->close(); !ok) {
+      log::get("storage")->error("event=partition_close_failed {} {}", log::kv("partition", *logs[i].first),
                                  log::kv("error", to_string(ok.error())));
-      result = ok;
+      failed = true;
     }
-  }
-  if (!result) return result;  // no marker: the next start recovers
+  });
+  if (failed) return unexpected(Errc::kStorageError);  // no marker: the next start recovers
   if (auto ok = write_checkpoints(); !ok) return ok;
   if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, clean_shutdown_content(broker_epoch))) {
     return unexpected(Errc::kStorageError);

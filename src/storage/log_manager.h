@@ -36,6 +36,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -94,6 +95,16 @@ class LogManager {
   // recorded; create() then opens the log there. On failure nothing is left behind and one
   // `event=partition_create_failed` line is logged. kNotFound-free: an existing log is fine.
   [[nodiscard]] Result<void, Errc> prepare(const TopicPartition& tp, const Uuid& topic_id);
+  // prepare() for many partitions at once (one CreateTopics' or CreatePartitions'), their syncs
+  // overlapping (parallel.h) and the log dir synced once: one result per partition, in order,
+  // each failed one with the file operation that failed (if one did). A partition that failed
+  // left nothing behind; the others are prepared.
+  struct Prepared {
+    std::optional<Errc> error;
+    std::optional<IoFailure> failure;
+    [[nodiscard]] bool ok() const noexcept { return !error.has_value(); }
+  };
+  [[nodiscard]] std::vector<Prepared> prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions);
   // Removes a directory prepare() made for a partition that was not created after all (no log
   // is open there).
   void discard_prepared(const TopicPartition& tp);
@@ -137,6 +148,8 @@ class LogManager {
   // A failed create() or prepare(): removes the directory if this call made it, logs one
   // `event=partition_create_failed` line, remembers the failure.
   void create_failed(const TopicPartition& tp, const std::filesystem::path& dir, bool made_dir, Errc error);
+  void create_failed(const TopicPartition& tp, const std::filesystem::path& dir, bool made_dir, Errc error,
+                     const std::optional<IoFailure>& failure);
   // Partitions whose directory prepare() made and create() has not opened yet.
   std::set<TopicPartition> prepared_;
   struct Entry {

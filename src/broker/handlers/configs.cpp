@@ -431,11 +431,8 @@ boost::asio::awaitable<HandlerResult<CreatePartitionsHandler::Response>> CreateP
     co_return co_await forward_each<Response>(
         req, [&]() { return q->create_partitions(req, v, ctx.origin()); }, "CreatePartitions");
   }
-  co_return co_await ctx.broker.controller_op<Response>([&req, v, &broker = ctx.broker](const metadata::Controller& c) {
-    auto result = c.create_partitions(req, v);
-    broker.prepare_new_partitions(result.records, result.response);
-    return result;
-  });
+  Request copy = req;
+  co_return co_await ctx.broker.create_partitions(std::move(copy), v);
 }
 
 }  // namespace weir::broker
