@@ -748,14 +748,13 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
     out.response.error_code = code(Error::kInvalidGroupId);
     return out;
   }
-  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
-    // Kafka's ConsumerGroup.validateOffsetDelete accepts every state; a topic some member
-    // subscribes to, by name or through a resolved regex (isSubscribedToTopic), keeps its offsets.
-    const std::set<std::string> subscribed = cg->subscribed_topic_names();
+  // Every requested partition is answered; a topic the group is subscribed to keeps its offsets
+  // (GROUP_SUBSCRIBED_TO_TOPIC), the others lose theirs.
+  const auto delete_unless_subscribed = [&](const auto& subscribed_to) {
     for (const auto& topic : req.topics) {
       auto& rt = out.response.topics.emplace_back();
       rt.name = topic.name;
-      const bool keep = subscribed.contains(topic.name);
+      const bool keep = subscribed_to(topic.name);
       for (const auto& part : topic.partitions) {
         auto& rp = rt.partitions.emplace_back();
         rp.partition_index = part.partition_index;
@@ -766,6 +765,12 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
         offsets_.remove(req.group_id, topic.name, part.partition_index, out.effects.records);
       }
     }
+  };
+  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
+    // Kafka's ConsumerGroup.validateOffsetDelete accepts every state; a topic some member
+    // subscribes to, by name or through a resolved regex (isSubscribedToTopic), keeps its offsets.
+    const std::set<std::string> subscribed = cg->subscribed_topic_names();
+    delete_unless_subscribed([&subscribed](const std::string& topic) { return subscribed.contains(topic); });
     return out;
   }
   if (g == nullptr || g->is(GroupState::kDead)) {
@@ -778,20 +783,8 @@ Reply<p::OffsetDeleteResponse> GroupCoordinator::offset_delete(const p::OffsetDe
     out.response.error_code = code(Error::kNonEmptyGroup);
     return out;
   }
-  for (const auto& topic : req.topics) {
-    auto& rt = out.response.topics.emplace_back();
-    rt.name = topic.name;
-    const bool subscribed = !g->is(GroupState::kEmpty) && is_subscribed_to(*g, topic.name);
-    for (const auto& part : topic.partitions) {
-      auto& rp = rt.partitions.emplace_back();
-      rp.partition_index = part.partition_index;
-      if (subscribed) {
-        rp.error_code = code(Error::kGroupSubscribedToTopic);
-        continue;
-      }
-      offsets_.remove(req.group_id, topic.name, part.partition_index, out.effects.records);
-    }
-  }
+  delete_unless_subscribed(
+      [g](const std::string& topic) { return !g->is(GroupState::kEmpty) && is_subscribed_to(*g, topic); });
   return out;
 }
 
