@@ -3,10 +3,8 @@ no broker: help agrees with --help, unknown commands are bad usage with a hint, 
 completion script, sourced as the README says, completes commands, subcommands and flags."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 
-import pytest
 
 from harness.paths import weir_bin
 
@@ -34,7 +32,6 @@ def test_help_prints_what_the_help_flag_prints():
     assert weir("completion", "fish").returncode == 2
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 def test_bash_completion_from_the_binary_completes_commands_and_flags():
     script = f"""source <({weir_bin()} completion bash)
 complete -p weir

@@ -24,7 +24,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster import DEFAULT_FEATURES, wait_for
-from harness.consumer_protocol import Member
+from harness.consumer_protocol import Member, expected, values
 from harness.kreq import Kreq
 
 pytestmark = [pytest.mark.kafka]
@@ -87,12 +87,6 @@ def test_two_members_share_a_replicated_topic(cluster_factory, kind, topic_name)
             producer.produce(topic_name, value=f"v{i}".encode(), partition=i % PARTITIONS)
         assert producer.flush(60) == 0
 
-    def read(*members: Member) -> list[bytes]:
-        return sorted(v for m in members for (_, _, v) in m.read)
-
-    def expected(count: int) -> list[bytes]:
-        return sorted(f"v{i}".encode() for i in range(count))
-
     group = f"g-{topic_name}"
     produce(0)
     first = Member(cluster, group, topic_name, "member-1")
@@ -114,7 +108,7 @@ def test_two_members_share_a_replicated_topic(cluster_factory, kind, topic_name)
                     and len(first.read) + len(second.read) >= 2 * BATCH)
         wait_for("the partitions to split 2/2 and both batches to be read", split_and_read, 90, interval=0,
                  describe=lambda: f"owned {first.owned} / {second.owned}, read {len(first.read)} + {len(second.read)}")
-        assert read(first, second) == expected(2 * BATCH)
+        assert values(first, second) == expected(2 * BATCH)
         positions = [(p, o) for m in (first, second) for (p, o, _) in m.read]
         assert len(positions) == len(set(positions)), "a record was read twice"
         assert second.read, "the second member read nothing"

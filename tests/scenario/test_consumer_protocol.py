@@ -25,7 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import parse_table, run_tool
 from harness.cluster import wait_for
-from harness.consumer_protocol import Member
+from harness.consumer_protocol import Member, expected, values
 from harness.kreq import Kreq
 
 PARTITIONS = 4
@@ -43,14 +43,6 @@ def produce(broker, topic: str, start: int, count: int) -> None:
     for i in range(start, start + count):
         p.produce(topic, value=f"v{i}".encode(), partition=i % PARTITIONS)
     assert p.flush(30) == 0
-
-
-def values(*members: Member) -> list[bytes]:
-    return sorted(v for m in members for (_, _, v) in m.read)
-
-
-def expected(count: int) -> list[bytes]:
-    return sorted(f"v{i}".encode() for i in range(count))
 
 
 @pytest.mark.timeout(300)

@@ -53,3 +53,13 @@ class Member:
         UNKNOWN_MEMBER_ID, which close() raises.)"""
         self.commit_on_revoke = commit
         self.consumer.close()
+
+
+def values(*members: Member) -> list[bytes]:
+    """Every value the members read, sorted (duplicates kept)."""
+    return sorted(v for m in members for (_, _, v) in m.read)
+
+
+def expected(count: int) -> list[bytes]:
+    """The values v0 .. v<count-1>, sorted as values() sorts."""
+    return sorted(f"v{i}".encode() for i in range(count))

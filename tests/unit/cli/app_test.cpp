@@ -171,7 +171,6 @@ std::string bash_complete(const std::string& script_path, const std::string& wor
 }
 
 TEST(CompletionTest, BashCompletesCommandsThenSubcommandsThenFlags) {
-  if (access("/bin/bash", X_OK) != 0) GTEST_SKIP() << "no bash";
   Program p;
   const auto file = std::filesystem::temp_directory_path() / ("weir-completion-" + std::to_string(getpid()) + ".bash");
   std::ofstream(file) << completion_script(p.app, "bash");
