@@ -555,6 +555,21 @@ asio::awaitable<void> Broker::apply_metadata(MetadataUpdate update) {
     return std::ranges::find(p.replicas, me) != p.replicas.end();
   };
 
+  // The first image this broker acts on (the quorum's state once caught up): logs on disk that it
+  // does not assign here are stray (their topic was deleted or moved while the broker was down).
+  // As Kafka 4.3.1, they are kept and reported, never hosted; a topic created again under the
+  // name replaces them (the stale-replica case below).
+  if (before.topic_ids_by_name().empty()) {
+    for (const auto& tp : logs_->partitions()) {
+      const auto* t = after.topic(tp.topic);
+      const auto id = logs_->topic_id(tp);
+      const bool assigned = t != nullptr && (!id || *id == t->id) &&
+                            tp.partition < static_cast<std::int32_t>(t->partitions.size()) &&
+                            hosts(t->partitions[static_cast<std::size_t>(tp.partition)]);
+      if (!assigned)
+        spdlog::warn("event=stray_replica partition={}-{} (not assigned to this broker)", tp.topic, tp.partition);
+    }
+  }
   // Replicas to drop: topics gone (or recreated under a new id) and partitions moved away.
   std::vector<std::pair<std::string, std::int32_t>> removed;
   for (const auto& [name, id] : before.topic_ids_by_name()) {

@@ -57,6 +57,7 @@ void MetadataFollower::wake_waiters() {
 }
 
 void MetadataFollower::apply(FollowerStep step) {
+  if (auto cut = state_.take_truncation(); cut && on_truncate_) on_truncate_(*cut);
   for (const auto& e : step.record_errors) {
     if (on_error_) on_error_(client::Error::protocol(fmt::format("offset {}: {}", e.offset, e.message)), false);
   }

@@ -40,6 +40,15 @@ class MetadataFollower : public std::enable_shared_from_this<MetadataFollower> {
   MetadataFollower(boost::asio::any_io_executor executor, FollowerOptions options, QuorumConfig quorum,
                    DeliveryFn on_batch, ErrorFn on_error, client::ConnectionOptions connection = {});
 
+  // Before start(): resume from the broker's local copy (MetadataFollowerState::restore).
+  void restore(const std::optional<MetadataBatch>& snapshot, std::vector<MetadataBatch> batches) {
+    state_.restore(snapshot, std::move(batches));
+  }
+  // Called with the end offset when the leader cuts the log below what was fetched (a local
+  // copy drops what it holds from there), before any later delivery.
+  using TruncateFn = std::function<void(std::int64_t end_offset)>;
+  void set_truncate_handler(TruncateFn fn) { on_truncate_ = std::move(fn); }
+
   void start();
   void stop();
 
@@ -67,6 +76,7 @@ class MetadataFollower : public std::enable_shared_from_this<MetadataFollower> {
   MetadataFollowerState state_;
   DeliveryFn on_batch_;
   ErrorFn on_error_;
+  TruncateFn on_truncate_;
   FollowerStep next_;
   ConnectionPool connections_;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;

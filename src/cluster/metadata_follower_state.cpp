@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/assert.h"
 #include "cluster/kafka_codes.h"
@@ -21,15 +22,18 @@ client::Error kafka_error(std::int16_t code, std::string_view what) {
   return client::Error::kafka(code, fmt::format("{}: {}", what, protocol::error_name(code)));
 }
 
-// Decodes the records of one batch. Control batches yield no records. A record that does not
-// decode is reported in `errors` and left out; a batch whose records cannot be read at all is an
-// error value (the bytes are untrusted).
-Result<MetadataBatch, client::Error> decode_batch(const record::RecordBatchView& view,
-                                                  std::vector<RecordError>& errors) {
+}  // namespace
+
+// A batch whose records cannot be read at all is an error value (the bytes are untrusted).
+Result<MetadataBatch, client::Error> decode_metadata_batch(const record::RecordBatchView& view,
+                                                           std::vector<RecordError>& errors) {
   MetadataBatch out;
   out.base_offset = view.base_offset();
   out.last_offset = view.last_offset();
   out.epoch = view.partition_leader_epoch();
+  const auto bytes = view.bytes();
+  out.raw.resize(bytes.size());
+  if (!bytes.empty()) std::memcpy(out.raw.data(), bytes.data(), bytes.size());
   if (view.is_control()) return out;
   if (view.is_compressed()) {
     return unexpected(client::Error::protocol(
@@ -57,7 +61,35 @@ Result<MetadataBatch, client::Error> decode_batch(const record::RecordBatchView&
   return out;
 }
 
-}  // namespace
+Result<MetadataBatch, client::Error> decode_metadata_snapshot(std::vector<std::uint8_t> bytes, std::int64_t end_offset,
+                                                              std::int32_t epoch, std::vector<RecordError>& errors) {
+  MetadataBatch out;
+  out.snapshot = true;
+  out.base_offset = 0;
+  out.last_offset = end_offset - 1;
+  out.epoch = epoch;
+  record::BatchSplitter splitter(as_byte_span(bytes));
+  for (;;) {
+    auto next = splitter.next();
+    if (!next) return unexpected(client::Error::protocol("corrupt batch framing in the metadata snapshot"));
+    if (!*next) break;
+    const record::RecordBatchView& view = **next;
+    if (auto ok = view.validate(record::BatchOrigin::log); !ok) {
+      return unexpected(client::Error::protocol("invalid batch in the metadata snapshot (bad CRC or header)"));
+    }
+    auto batch = decode_metadata_batch(view, errors);
+    if (!batch) return unexpected(batch.error());
+    for (std::size_t i = 0; i < batch->records.size(); ++i) {
+      out.records.push_back(std::move(batch->records[i]));
+      out.offsets.push_back(batch->offsets[i]);
+    }
+  }
+  if (!splitter.remaining().empty()) {
+    return unexpected(client::Error::protocol("the metadata snapshot ends inside a batch"));
+  }
+  out.raw = std::move(bytes);
+  return out;
+}
 
 MetadataFollowerState::MetadataFollowerState(FollowerOptions options, std::vector<ControllerAddress> bootstrap)
     : options_(std::move(options)), bootstrap_(std::move(bootstrap)) {
@@ -66,6 +98,22 @@ MetadataFollowerState::MetadataFollowerState(FollowerOptions options, std::vecto
 }
 
 FollowerStep MetadataFollowerState::start(std::int64_t now_ms) { return next_fetch(now_ms); }
+
+void MetadataFollowerState::restore(const std::optional<MetadataBatch>& snapshot, std::vector<MetadataBatch> batches) {
+  WEIR_ASSERT(log_end_ == 0 && tail_.empty(), "restore() before start()");
+  if (snapshot) {
+    log_end_ = snapshot->last_offset + 1;
+    last_fetched_epoch_ = std::max(snapshot->epoch, 0);
+    last_delivered_ = snapshot->last_offset;
+    delivered_epoch_ = snapshot->epoch;
+  }
+  for (auto& b : batches) {
+    WEIR_ASSERT(b.base_offset == log_end_, "restored metadata batches must be consecutive");
+    log_end_ = b.last_offset + 1;
+    last_fetched_epoch_ = std::max(b.epoch, 0);
+    tail_.push_back(PendingBatch{std::move(b), {}});
+  }
+}
 
 ControllerAddress MetadataFollowerState::target() {
   if (leader_.id >= 0 && leader_.endpoint) return {leader_.id, *leader_.endpoint};
@@ -179,7 +227,7 @@ Result<void, client::Error> MetadataFollowerState::append(const std::vector<std:
           "metadata batch at offset {} where offset {} was expected", view.base_offset(), log_end_)));
     }
     PendingBatch pending;
-    auto decoded = decode_batch(view, pending.errors);
+    auto decoded = decode_metadata_batch(view, pending.errors);
     if (!decoded) return unexpected(decoded.error());
     pending.batch = std::move(*decoded);
     log_end_ = view.next_offset();
@@ -196,8 +244,10 @@ Result<void, client::Error> MetadataFollowerState::truncate(std::int64_t end_off
         last_delivered_ + 1)));
   }
   while (!tail_.empty() && tail_.back().batch.base_offset >= end_offset) tail_.pop_back();
+  if (end_offset < log_end_) truncated_to_ = std::min(truncated_to_.value_or(end_offset), end_offset);
   if (!tail_.empty() && tail_.back().batch.last_offset >= end_offset) {
     auto& b = tail_.back().batch;  // a batch that straddles the end: keep its records below it
+    b.raw.clear();
     while (!b.offsets.empty() && b.offsets.back() >= end_offset) {
       b.offsets.pop_back();
       b.records.pop_back();
@@ -289,35 +339,6 @@ FollowerStep MetadataFollowerState::on_fetch_response(const protocol::FetchRespo
   return step;
 }
 
-Result<MetadataBatch, client::Error> MetadataFollowerState::decode_snapshot(const SnapshotFetch& s,
-                                                                           std::vector<RecordError>& errors) {
-  MetadataBatch out;
-  out.snapshot = true;
-  out.base_offset = 0;
-  out.last_offset = s.end_offset - 1;
-  out.epoch = s.epoch;
-  record::BatchSplitter splitter(as_byte_span(s.bytes));
-  for (;;) {
-    auto next = splitter.next();
-    if (!next) return unexpected(client::Error::protocol("corrupt batch framing in the metadata snapshot"));
-    if (!*next) break;
-    const record::RecordBatchView& view = **next;
-    if (auto ok = view.validate(record::BatchOrigin::log); !ok) {
-      return unexpected(client::Error::protocol("invalid batch in the metadata snapshot (bad CRC or header)"));
-    }
-    auto batch = decode_batch(view, errors);
-    if (!batch) return unexpected(batch.error());
-    for (std::size_t i = 0; i < batch->records.size(); ++i) {
-      out.records.push_back(std::move(batch->records[i]));
-      out.offsets.push_back(batch->offsets[i]);
-    }
-  }
-  if (!splitter.remaining().empty()) {
-    return unexpected(client::Error::protocol("the metadata snapshot ends inside a batch"));
-  }
-  return out;
-}
-
 FollowerStep MetadataFollowerState::on_snapshot_response(const protocol::FetchSnapshotResponse& response,
                                                          std::int64_t now_ms) {
   if (stopped_ || !snapshot_) return {};
@@ -385,7 +406,7 @@ FollowerStep MetadataFollowerState::on_snapshot_response(const protocol::FetchSn
   }
   FollowerStep step;
   std::vector<RecordError> errors;
-  auto batch = decode_snapshot(s, errors);
+  auto batch = decode_metadata_snapshot(std::move(s.bytes), s.end_offset, s.epoch, errors);
   if (!batch) return fail(batch.error());
   tail_.clear();
   log_end_ = s.end_offset;

@@ -7,15 +7,17 @@
 //  - the controllers to ask when no leader is known (QuorumConfig::bootstrap_endpoints(), taken in
 //    turn) and the leader (id, epoch, endpoint) learned from any answer's CurrentLeader plus
 //    NodeEndpoints (Fetch v17 carries them; FetchSnapshot v1 too);
-//  - the fetched tail above the high watermark, decoded, in memory only (no local log in this
-//    increment): fetch offset = end of that tail, last fetched epoch = its last batch's epoch;
+//  - the fetched tail above the high watermark, decoded: fetch offset = end of that tail, last
+//    fetched epoch = its last batch's epoch. The broker's local copy of the log
+//    (metadata_copy.h) keeps only what was delivered; restore() starts the follower from it;
 //  - the metadata high watermark and the last offset handed on.
 //
 // Delivery: a batch is handed on once its last offset is below the high watermark, in log order,
 // each record with its offset. Control batches (LeaderChangeMessage, SnapshotHeader/Footer,
 // KRaftVersion, Voters) are consumed: handed on with no records, so the last applied offset still
 // moves past them. A record that does not decode is reported (FollowerStep::record_errors) and
-// the rest of the batch is delivered. A SnapshotId in a Fetch answer starts FetchSnapshot in
+// the rest of the batch is delivered. Each batch carries its bytes as fetched (MetadataBatch::raw)
+// for the local copy. A SnapshotId in a Fetch answer starts FetchSnapshot in
 // chunks; the whole snapshot is handed on as one batch with snapshot = true ("replace the image
 // with these records"), then fetching continues from the snapshot's end offset.
 //
@@ -44,6 +46,7 @@
 #include "protocol/gen/fetch_response.h"
 #include "protocol/gen/fetch_snapshot_request.h"
 #include "protocol/gen/fetch_snapshot_response.h"
+#include "protocol/record/record_batch.h"
 
 namespace weir::cluster {
 
@@ -57,6 +60,10 @@ struct MetadataBatch {
   std::int64_t last_offset = -1;  // the last offset the batch covers (control records included)
   std::int32_t epoch = -1;        // the batch's partition leader epoch (the snapshot's epoch)
   bool snapshot = false;          // replace the image with these records, then continue
+  // The batch's bytes as the leader sent them (for a snapshot: the whole snapshot), to keep a
+  // local copy of the log. Empty when the batch was cut by a truncation (its bytes no longer
+  // match its records).
+  std::vector<std::uint8_t> raw;
 };
 
 // A record in a committed batch that did not decode: reported, never skipped silently.
@@ -100,9 +107,25 @@ struct FollowerStep {
   std::optional<client::Error> fatal;
 };
 
+// Decodes one metadata batch (control batches yield no records; a record that does not decode is
+// reported in `errors` and left out). The batch's bytes are copied into MetadataBatch::raw.
+[[nodiscard]] Result<MetadataBatch, client::Error> decode_metadata_batch(const record::RecordBatchView& view,
+                                                                         std::vector<RecordError>& errors);
+// Decodes a whole KRaft snapshot (concatenated batches) ending at `end_offset` (exclusive) at
+// `epoch` into one batch with snapshot = true; `bytes` become its raw.
+[[nodiscard]] Result<MetadataBatch, client::Error> decode_metadata_snapshot(std::vector<std::uint8_t> bytes,
+                                                                            std::int64_t end_offset, std::int32_t epoch,
+                                                                            std::vector<RecordError>& errors);
+
 class MetadataFollowerState {
  public:
   MetadataFollowerState(FollowerOptions options, std::vector<ControllerAddress> bootstrap);
+
+  // Before start(): the log as the broker's local copy holds it. `snapshot` (if any) counts as
+  // delivered (a snapshot holds only committed records); `batches` follow it, consecutive, and
+  // are held as the fetched tail: delivered once the leader's high watermark covers them, cut
+  // like any fetched tail if the leader says the log diverged. Fetching resumes after them.
+  void restore(const std::optional<MetadataBatch>& snapshot, std::vector<MetadataBatch> batches);
 
   // The first request.
   [[nodiscard]] FollowerStep start(std::int64_t now_ms);
@@ -128,6 +151,13 @@ class MetadataFollowerState {
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
   // Records held above the high watermark (not yet delivered).
   [[nodiscard]] std::size_t pending_batches() const noexcept { return tail_.size(); }
+  // The end offset of the last truncation (DivergingEpoch) since the last call, if any: a local
+  // copy must drop what it holds from there.
+  [[nodiscard]] std::optional<std::int64_t> take_truncation() noexcept {
+    auto t = truncated_to_;
+    truncated_to_.reset();
+    return t;
+  }
 
  private:
   struct PendingBatch {
@@ -151,7 +181,6 @@ class MetadataFollowerState {
   Result<void, client::Error> append(const std::vector<std::uint8_t>& records);
   Result<void, client::Error> truncate(std::int64_t end_offset);
   void deliver_committed(FollowerStep& step);
-  Result<MetadataBatch, client::Error> decode_snapshot(const SnapshotFetch& s, std::vector<RecordError>& errors);
 
   FollowerOptions options_;
   std::vector<ControllerAddress> bootstrap_;
@@ -166,6 +195,7 @@ class MetadataFollowerState {
   std::int32_t delivered_epoch_ = -1;
   std::optional<SnapshotFetch> snapshot_;
   ControllerAddress last_target_;
+  std::optional<std::int64_t> truncated_to_;
   bool stopped_ = false;
 };
 

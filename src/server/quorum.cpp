@@ -13,6 +13,7 @@
 
 #include "cluster/broker_lifecycle.h"
 #include "cluster/controller_channel.h"
+#include "cluster/metadata_copy.h"
 #include "cluster/metadata_follower.h"
 #include "cluster/quorum_config.h"
 
@@ -55,7 +56,14 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     fo.snapshot_chunk_bytes = typed.get_int("controller.quorum.fetch.snapshot.max.bytes");
     fo.retry_backoff_ms = quorum.retry_backoff_ms;
     follower_ = std::make_shared<cluster::MetadataFollower>(
-        executor_, fo, quorum, [this](const cluster::MetadataBatch& b) { enqueue(b); },
+        executor_, fo, quorum,
+        [this](const cluster::MetadataBatch& b) {
+          if (copy_) {
+            if (auto ok = copy_->append(b); !ok) spdlog::error("event=metadata_copy_failed error=\"{}\"", ok.error());
+            log_copy_notes();
+          }
+          enqueue(b);
+        },
         [this](const client::Error& e, bool fatal) {
           if (fatal) {
             spdlog::error("event=metadata_follower_failed error=\"{}\"", e.to_string());
@@ -87,6 +95,7 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     lo.session_timeout_ms = typed.get_int("broker.session.timeout.ms");
     lifecycle_ = std::make_shared<cluster::BrokerLifecycle>(executor_, lo, *channel_, std::move(applied_offset),
                                                             quorum.request_timeout_ms);
+    restore_local_copy();
     follower_->start();
     lifecycle_->start();
     asio::co_spawn(executor_, apply_loop(), asio::detached);
@@ -97,7 +106,7 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     // In steps, so that a fatal error of the follower (INCONSISTENT_CLUSTER_ID, ...) ends the wait.
     const auto deadline = client::deadline_after_ms(timeout_ms);
     bool ok = false;
-    while (!ok && !failed_ && std::chrono::steady_clock::now() < deadline) {
+    while (!ok && !failed_ && !stopping_ && std::chrono::steady_clock::now() < deadline) {
       ok = co_await lifecycle_->unfenced(std::min(deadline, client::deadline_after_ms(200)));
     }
     if (ok) {
@@ -199,6 +208,57 @@ class ClusterQuorumLink final : public broker::QuorumLink {
     co_return result;
   }
 
+  // The broker's copy of __cluster_metadata (cluster/metadata_copy.h): what it holds is handed
+  // to the follower, which fetches from its end; the copy's snapshot is applied like a fetched
+  // one. Without a usable directory the broker fetches everything, as before.
+  void restore_local_copy() {
+    cluster::MetadataCopyOptions options;
+    options.log_dir = config_.log_dir;
+    cluster::MetadataCopy::Loaded loaded;
+    auto copy = cluster::MetadataCopy::open(options, loaded);
+    for (const auto& note : loaded.notes) spdlog::warn("event=metadata_copy_recovery note=\"{}\"", note);
+    for (const auto& e : loaded.record_errors) {
+      spdlog::error("event=metadata_record_error error=\"offset {}: {}\"", e.offset, e.message);
+    }
+    if (!copy) {
+      spdlog::error("event=metadata_copy_failed error=\"{}\"", copy.error());
+      return;
+    }
+    copy_ = std::move(*copy);
+    spdlog::info("event=metadata_copy_loaded dir={} snapshot_end={} batches={} next_offset={}", copy_->dir().string(),
+                 loaded.snapshot ? loaded.snapshot->last_offset + 1 : -1, loaded.batches.size(), copy_->next_offset());
+    if (loaded.snapshot) enqueue(*loaded.snapshot);
+    follower_->restore(loaded.snapshot, std::move(loaded.batches));
+    follower_->set_truncate_handler([this](std::int64_t end_offset) {
+      if (!copy_) return;
+      if (auto ok = copy_->truncate(end_offset); !ok)
+        spdlog::error("event=metadata_copy_failed error=\"{}\"", ok.error());
+      log_copy_notes();
+    });
+  }
+
+  void log_copy_notes() {
+    for (const auto& note : copy_->take_notes()) spdlog::warn("event=metadata_copy note=\"{}\"", note);
+  }
+
+  // Until the follower has caught up, the queued updates are applied as one (from the last
+  // snapshot among them): as Kafka's metadata loader, the broker acts first on the image as of
+  // the quorum's high watermark, never on the older states a restart replays.
+  void merge_queue() {
+    if (queue_.size() < 2) return;
+    auto from = queue_.begin();
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->snapshot) from = it;
+    }
+    broker::MetadataUpdate merged = std::move(*from);
+    for (auto it = std::next(from); it != queue_.end(); ++it) {
+      for (auto& r : it->records) merged.records.push_back(std::move(r));
+      merged.last_offset = it->last_offset;
+    }
+    queue_.clear();
+    queue_.push_back(std::move(merged));
+  }
+
   void enqueue(const cluster::MetadataBatch& b) {
     broker::MetadataUpdate u;
     u.records.reserve(b.records.size());
@@ -212,10 +272,16 @@ class ClusterQuorumLink final : public broker::QuorumLink {
   asio::awaitable<void> apply_loop() {
     bool announced = false;
     while (!stopping_) {
-      while (!queue_.empty() && !stopping_) {
+      if (!announced && follower_->is_caught_up()) merge_queue();
+      const bool drained = !queue_.empty();
+      while ((announced || follower_->is_caught_up()) && !queue_.empty() && !stopping_) {
         broker::MetadataUpdate u = std::move(queue_.front());
         queue_.pop_front();
         co_await sink_(std::move(u));
+      }
+      if (drained && copy_) {
+        if (auto ok = copy_->sync(); !ok) spdlog::error("event=metadata_copy_failed error=\"{}\"", ok.error());
+        log_copy_notes();
       }
       if (!announced && follower_->is_caught_up() && queue_.empty()) {
         // Every record below the quorum's high watermark at the first fetch is applied: the
@@ -239,6 +305,7 @@ class ClusterQuorumLink final : public broker::QuorumLink {
   std::unique_ptr<cluster::ControllerChannel> channel_;
   std::shared_ptr<cluster::BrokerLifecycle> lifecycle_;
   std::deque<broker::MetadataUpdate> queue_;
+  std::unique_ptr<cluster::MetadataCopy> copy_;
   asio::steady_timer wake_;
   bool failed_ = false;
   bool stopping_ = false;

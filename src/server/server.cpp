@@ -1,15 +1,18 @@
 #include "server/server.h"
 
-#include <chrono>
-#include <utility>
-
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <future>
+#include <thread>
+#include <utility>
 
 #include "base/log.h"
 #include "broker/broker.h"
@@ -126,6 +129,19 @@ std::string Server::start() {
     const std::int64_t timeout = config_.typed().get_int("initial.broker.registration.timeout.ms");
     auto running = boost::asio::co_spawn(broker_->shards().controller(), quorum->wait_until_running(timeout),
                                          boost::asio::use_future);
+    bool interrupted = false;
+    while (running.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (!interrupted && interrupt_ != nullptr && interrupt_->load() != 0) {
+        // The link stops; its wait ends at its next step and the start stops cleanly below.
+        interrupted = true;
+        boost::asio::co_spawn(broker_->shards().controller(), quorum->shutdown(false, 0), boost::asio::detached);
+      }
+    }
+    if (interrupted) {
+      (void)running.get();
+      stop();
+      return "interrupted while waiting for the controller quorum";
+    }
     if (!running.get()) {
       stop();
       return fmt::format(
@@ -227,8 +243,29 @@ int serve(const ServeOptions& options) {
   for (const auto& k : config->unknown_keys()) spdlog::warn("config unknown key={} (ignored)", k);
   if (options.dev) spdlog::warn("dev mode: acks=all produces are not fsync'd before they are acknowledged");
 
+  // Signals are caught from here on: one during the start (a broker waiting for its controller
+  // quorum, a large log dir being recovered) stops the broker cleanly once it can.
+  std::atomic<int> signal_number{0};
+  boost::asio::io_context signals_ctx;
+  boost::asio::signal_set signals(signals_ctx, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) signal_number.store(sig);
+  });
+  std::thread signal_thread([&signals_ctx]() { signals_ctx.run(); });
+  auto join_signals = [&]() {
+    boost::asio::post(signals_ctx, [&signals]() { signals.cancel(); });
+    signal_thread.join();
+  };
+
   Server server(std::move(*config), Environment::system());
+  server.set_interrupt(&signal_number);
   if (auto err = server.start(); !err.empty()) {
+    join_signals();
+    if (signal_number.load() != 0) {
+      spdlog::info("shutting down signal={} (during start-up: {})", signal_number.load(), err);
+      spdlog::info("stopped");
+      return 0;
+    }
     spdlog::error("startup failed error=\"{}\"", err);
     return 1;
   }
@@ -242,12 +279,8 @@ int serve(const ServeOptions& options) {
   spdlog::info("weir started node.id={} cluster.id={} listeners=\"{}\" log.dir={} cores={} startup_ms={}", cfg.node_id,
                server.cluster_id(), where, cfg.log_dir, cfg.cores, ms.count());
 
-  boost::asio::io_context signals_ctx;
-  boost::asio::signal_set signals(signals_ctx, SIGINT, SIGTERM);
-  int signal_number = 0;
-  signals.async_wait([&](const boost::system::error_code&, int sig) { signal_number = sig; });
-  signals_ctx.run();
-  spdlog::info("shutting down signal={}", signal_number);
+  signal_thread.join();  // returns once the signal was handled (the context's only work)
+  spdlog::info("shutting down signal={}", signal_number.load());
   server.stop();
   spdlog::info("stopped");
   return 0;

@@ -6,6 +6,7 @@
 // can run the same wiring on its own clock and (fault-injecting) file system.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -68,6 +69,10 @@ class Server {
   // Locks the data dir, opens it, binds the listeners and the metrics endpoint. On failure
   // everything started so far is stopped again and the error says what failed.
   [[nodiscard]] std::string start();
+  // A flag start() watches while it waits for the controller quorum (a broker of a cluster may
+  // wait up to initial.broker.registration.timeout.ms): once non-zero, the wait ends, everything
+  // is stopped cleanly and start() returns an error. serve() sets it from SIGINT/SIGTERM.
+  void set_interrupt(const std::atomic<int>* flag) { interrupt_ = flag; }
   // Stops accepting, the metrics endpoint (its scrapes post to the shards), the executors, then
   // the broker (checkpoints), and releases the lock. Safe to call twice.
   void stop();
@@ -91,6 +96,7 @@ class Server {
   std::unique_ptr<net::Server> net_;
   std::unique_ptr<metrics::HttpEndpoint> metrics_;
   bool running_ = false;
+  const std::atomic<int>* interrupt_ = nullptr;
   std::mutex limits_mu_;
   bool limits_live_ = false;             // the listeners are bound (guarded by limits_mu_)
   std::int32_t static_max_connections_ = 0;  // max.connections without a dynamic value

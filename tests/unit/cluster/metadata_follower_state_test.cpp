@@ -7,11 +7,13 @@
 #include "cluster/kafka_codes.h"
 #include "protocol/record/control_record.h"
 #include "protocol/record/record_batch_builder.h"
+#include "metadata_batches.h"
 
 namespace weir::cluster {
 namespace {
 
 using protocol::Bytes;
+using namespace test_batches;  // NOLINT(google-build-using-namespace): the shared batch builders
 using protocol::FetchResponse;
 using protocol::FetchSnapshotResponse;
 
@@ -27,48 +29,11 @@ FollowerOptions options() {
   return o;
 }
 
-metadata::TopicRecord topic(std::string name) {
-  metadata::TopicRecord t;
-  t.name = std::move(name);
-  t.topic_id = Uuid(1, 2);
-  return t;
-}
-
-Bytes to_bytes(const std::vector<std::byte>& v) {
-  Bytes out(v.size());
-  std::memcpy(out.data(), v.data(), v.size());
-  return out;
-}
-
-// A metadata batch at base_offset holding one TopicRecord per name.
-Bytes data_batch(std::int64_t base_offset, std::int32_t epoch, const std::vector<std::string>& names) {
-  record::RecordBatchBuilder b({.base_offset = base_offset, .partition_leader_epoch = epoch});
-  for (const auto& n : names) {
-    const Bytes value = metadata::encode_record(topic(n));
-    b.append(0, std::nullopt, ByteSpan(reinterpret_cast<const std::byte*>(value.data()), value.size()));
-  }
-  return to_bytes(b.build());
-}
-
 // A batch of raw record values (to carry bytes that do not decode).
 Bytes raw_batch(std::int64_t base_offset, std::int32_t epoch, const std::vector<Bytes>& values) {
   record::RecordBatchBuilder b({.base_offset = base_offset, .partition_leader_epoch = epoch});
   for (const auto& v : values) b.append(0, std::nullopt, ByteSpan(reinterpret_cast<const std::byte*>(v.data()), v.size()));
   return to_bytes(b.build());
-}
-
-Bytes control_batch(std::int64_t base_offset, std::int32_t epoch, record::ControlRecordType type) {
-  record::RecordBatchBuilder b({.base_offset = base_offset, .partition_leader_epoch = epoch, .control = true});
-  const auto key = record::encode_control_key(type);
-  const std::array<std::byte, 4> value{};
-  b.append(0, ByteSpan(key), ByteSpan(value));
-  return to_bytes(b.build());
-}
-
-Bytes concat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
 }
 
 // Encodes and decodes at the wire version, so the state sees what the wire can carry.
@@ -136,12 +101,6 @@ const FetchToSend& fetch_of(const FollowerStep& s) {
 
 const protocol::FetchRequest::FetchPartition& partition_of(const FollowerStep& s) {
   return fetch_of(s).request.topics.at(0).partitions.at(0);
-}
-
-std::vector<std::string> topic_names(const MetadataBatch& b) {
-  std::vector<std::string> out;
-  for (const auto& r : b.records) out.push_back(std::get<metadata::TopicRecord>(r.record).name);
-  return out;
 }
 
 // A follower that knows leader 1 (epoch 1) at c1:9093.
@@ -248,7 +207,10 @@ TEST(MetadataFollowerStateTest, ControlBatchesAreConsumedButMoveTheOffset) {
 
 TEST(MetadataFollowerStateTest, AnUndecodableRecordIsReportedAndTheOthersDelivered) {
   MetadataFollowerState s = with_leader();
-  const Bytes good = metadata::encode_record(topic("a"));
+  metadata::TopicRecord a;
+  a.name = "a";
+  a.topic_id = Uuid(1, 2);
+  const Bytes good = metadata::encode_record(a);
   const Bytes unknown_type = {1, 0xFF, 0x7F, 0};  // frame version 1, record type 16383: not a metadata record
   const FollowerStep step =
       s.on_fetch_response(fetch_answer({.high_watermark = 2, .records = raw_batch(0, 1, {unknown_type, good})}), kNow);
@@ -456,6 +418,74 @@ TEST(MetadataFollowerStateTest, AGapInOffsetsIsFatal) {
   MetadataFollowerState s = with_leader();
   const FollowerStep step = s.on_fetch_response(fetch_answer({.high_watermark = 5, .records = data_batch(3, 1, {"a"})}), kNow);
   ASSERT_TRUE(step.fatal);
+}
+
+// ---- Resuming from a local copy ----------------------------------------------------------------
+
+TEST(MetadataFollowerStateTest, DeliveredBatchesCarryTheirBytesAsFetched) {
+  MetadataFollowerState s = with_leader();
+  const Bytes b0 = data_batch(0, 1, {"a"});
+  const Bytes b1 = control_batch(1, 1, record::ControlRecordType::leader_change);
+  const FollowerStep step = s.on_fetch_response(fetch_answer({.high_watermark = 2, .records = concat({b0, b1})}), kNow);
+  ASSERT_EQ(step.deliver.size(), 2u);
+  EXPECT_EQ(step.deliver[0].raw, b0);
+  EXPECT_EQ(step.deliver[1].raw, b1);
+}
+
+TEST(MetadataFollowerStateTest, RestoredBatchesAreHeldUntilTheHighWatermarkCoversThem) {
+  MetadataFollowerState s(options(), kBootstrap);
+  s.restore(std::nullopt, {decoded(data_batch(0, 1, {"a"})), decoded(data_batch(1, 1, {"b", "c"}))});
+  EXPECT_EQ(s.pending_batches(), 2u);
+  const FollowerStep first = s.start(kNow);
+  EXPECT_EQ(partition_of(first).fetch_offset, 3);
+  EXPECT_EQ(partition_of(first).last_fetched_epoch, 1);
+  EXPECT_FALSE(s.caught_up());
+  // The leader's high watermark covers the first batch only.
+  FollowerStep step = s.on_fetch_response(fetch_answer({.high_watermark = 1, .records = Bytes{}}), kNow);
+  ASSERT_EQ(step.deliver.size(), 1u);
+  EXPECT_EQ(topic_names(step.deliver[0]), std::vector<std::string>{"a"});
+  EXPECT_TRUE(s.caught_up());  // to the high watermark of the first answer
+  EXPECT_EQ(s.pending_batches(), 1u);
+  step = s.on_fetch_response(fetch_answer({.high_watermark = 4, .records = data_batch(3, 1, {"d"})}), kNow);
+  ASSERT_EQ(step.deliver.size(), 2u);
+  EXPECT_EQ(topic_names(step.deliver[0]), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(topic_names(step.deliver[1]), std::vector<std::string>{"d"});
+  EXPECT_EQ(s.pending_batches(), 0u);
+}
+
+TEST(MetadataFollowerStateTest, ARestoredTailTheLeaderDoesNotHaveIsCutAndReported) {
+  MetadataFollowerState s(options(), kBootstrap);
+  s.restore(std::nullopt, {decoded(data_batch(0, 1, {"a"})), decoded(data_batch(1, 2, {"b"}))});
+  (void)s.start(kNow);
+  FollowerStep step =
+      s.on_fetch_response(fetch_answer({.high_watermark = 1, .leader_epoch = 3, .diverging = {{1, 1}}}), kNow);
+  EXPECT_TRUE(step.deliver.empty());
+  EXPECT_EQ(partition_of(step).fetch_offset, 1);
+  EXPECT_EQ(partition_of(step).last_fetched_epoch, 1);
+  EXPECT_EQ(s.take_truncation(), std::optional<std::int64_t>(1));
+  EXPECT_EQ(s.take_truncation(), std::nullopt);
+  step = s.on_fetch_response(fetch_answer({.high_watermark = 2, .leader_epoch = 3, .records = data_batch(1, 3, {"x"})}),
+                             kNow);
+  ASSERT_EQ(step.deliver.size(), 2u);
+  EXPECT_EQ(topic_names(step.deliver[1]), std::vector<std::string>{"x"});
+}
+
+TEST(MetadataFollowerStateTest, ARestoredSnapshotCountsAsDelivered) {
+  const Bytes whole = snapshot_bytes();
+  std::vector<RecordError> errors;
+  auto snap = decode_metadata_snapshot(std::vector<std::uint8_t>(whole.begin(), whole.end()), 5, 2, errors);
+  ASSERT_TRUE(snap);
+  EXPECT_TRUE(snap->snapshot);
+  EXPECT_EQ(snap->raw, whole);
+  MetadataFollowerState s(options(), kBootstrap);
+  s.restore(*snap, {decoded(data_batch(5, 2, {"t"}))});
+  EXPECT_EQ(s.last_delivered_offset(), 4);
+  const FollowerStep first = s.start(kNow);
+  EXPECT_EQ(partition_of(first).fetch_offset, 6);
+  EXPECT_EQ(partition_of(first).last_fetched_epoch, 2);
+  // A DivergingEpoch into the snapshot is refused, as below anything delivered.
+  const FollowerStep step = s.on_fetch_response(fetch_answer({.high_watermark = 6, .diverging = {{1, 3}}}), kNow);
+  EXPECT_TRUE(step.fatal);
 }
 
 }  // namespace
