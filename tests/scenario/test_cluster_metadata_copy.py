@@ -17,6 +17,7 @@ import secrets
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import run_tool
 from harness.cluster import wait_for
@@ -143,3 +144,51 @@ def test_sigterm_while_waiting_for_the_quorum_stops_cleanly(tmp_path):
     assert "shutting down signal=15 (during start-up" in text, text
     assert "stopped" in text.splitlines()[-1], text
     assert (tmp_path / "data" / SEGMENT).exists()
+
+
+@pytest.mark.timeout(300)
+def test_a_broker_behind_the_controllers_log_start_takes_its_snapshot(cluster_factory):
+    """A controller that snapshots and deletes its old log quickly (Kafka's internal test knobs): a
+    weir broker whose copy is gone starts from offset 0, gets the controller's snapshot through
+    FetchSnapshot, keeps it byte for byte under the controller's file name, and resumes from it
+    after a restart."""
+    cluster = cluster_factory(["weir"], controllers=1, replication=1, controller_overrides={
+        "internal.metadata.log.segment.bytes": 4096, "metadata.log.max.record.bytes.between.snapshots": 2048,
+        "metadata.max.retention.bytes": 1, "metadata.max.retention.ms": 1000, "internal.metadata.delete.delay.millis": 0,
+        # No NoOpRecords: once the topics are in, the log and its last snapshot stay as they are.
+        "metadata.max.idle.interval.ms": 0,
+    })
+    weir = cluster.broker(1)
+    controller_dir = next(iter(cluster.quorum.controllers.values())).data_dir / "__cluster_metadata-0"
+    # Records for two snapshots (a batch of about 1.5 KB each time), written before the
+    # controller's first log cleaning (KRaft cleans every 60 s); the cleaning deletes the older
+    # snapshot and the segments before the newer one (it keeps at least one snapshot).
+    topics = []
+    admin = AdminClient({"bootstrap.servers": weir.bootstrap})
+    for _ in range(6):
+        batch = [f"snap-{len(topics) + i}-" + secrets.token_hex(3) for i in range(6)]
+        for future in admin.create_topics([NewTopic(t, 2, 1) for t in batch], operation_timeout=30).values():
+            future.result(timeout=60)
+        topics += batch
+
+    def log_start_moved():
+        segments = sorted(controller_dir.glob("*.log"))
+        return bool(segments) and segments[0].name != "00000000000000000000.log" and \
+            any(controller_dir.glob("*.checkpoint"))
+    wait_for("the controller to snapshot and delete its first segment", log_start_moved, timeout=150)
+
+    cluster.stop(1)
+    for f in (weir.data_dir / "__cluster_metadata-0").iterdir():
+        f.unlink()
+    cluster.start_broker(1)
+    wait_for("weir to serve the topics", lambda: set(topics) <= topic_names(cluster, 1), timeout=30)
+    copy_dir = weir.data_dir / "__cluster_metadata-0"
+    (checkpoint,) = list(copy_dir.glob("*.checkpoint"))
+    assert checkpoint.read_bytes() == (controller_dir / checkpoint.name).read_bytes()
+    end = int(checkpoint.name.split("-")[0])
+    assert end > 0 and (copy_dir / f"{end:020d}.log").exists(), sorted(p.name for p in copy_dir.iterdir())
+
+    cluster.restart(1)
+    (line,) = loaded_lines(weir)[-1:]
+    assert int(dict(re.findall(r"(\w+)=(-?\d+)", line))["snapshot_end"]) >= end, line
+    wait_for("weir to serve the topics again", lambda: set(topics) <= topic_names(cluster, 1), timeout=30)
