@@ -12,7 +12,7 @@ VENV := .cache/venv
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage bench-cluster \
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage bench-cluster bench-scale \
         sim-slow librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-cluster peer-librdkafka-all
 
 deps:
@@ -105,6 +105,11 @@ bench: test-deps build
 # Replication: 3 weir brokers vs 3 Kafka brokers (bench/cluster_bench.py, ~25 min on 2 cores).
 bench-cluster: test-deps build
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/cluster_bench.py $(BENCH_ARGS)
+
+# Scale: partitions (1,000 and 10,000 by default) and 5,000 idle connections, weir vs Kafka
+# (bench/scale_bench.py); writes bench/results/scale.{json,md}.
+bench-scale: test-deps build
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/scale_bench.py $(BENCH_ARGS)
 
 format:
 	clang-format-19 -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')

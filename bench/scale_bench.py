@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Scale: what partitions and idle connections cost weir and Apache Kafka on the same machine.
+
+    .cache/venv/bin/python bench/scale_bench.py                       # 1,000 and 10,000 partitions
+    .cache/venv/bin/python bench/scale_bench.py --partitions 100000   # one count
+    .cache/venv/bin/python bench/scale_bench.py --smoke               # seconds: 200 partitions, 200 connections
+
+For each partition count N, on a fresh broker (weir with its defaults, then the harness's
+single-node KRaft Kafka 4.3.1), one after the other:
+  - create N partitions as topics of 1,000 (CreateTopics, 10 topics a request) and wait until
+    Metadata lists every partition with a leader: the time it took;
+  - idle: RSS (VmRSS) and open file descriptors;
+  - Metadata (v1, all topics) round-trip time: median of 5 (request written to response read,
+    parsing not included), and the response size;
+  - one record (acks=1) to every partition, then RSS again;
+  - a clean restart: process start to Metadata listing every partition with a leader, RSS after;
+Then idle connections: a fresh broker, --connections TCP connections each having sent ApiVersions
+(v3), RSS before and with them open, broker CPU seconds over --idle-seconds with them open.
+Where Kafka cannot do a step the error is recorded instead of a number.
+
+Writes bench/results/scale.json and bench/results/scale.md (weir / Kafka ratios). Not part of
+`make bench` (a 10,000-partition Kafka takes minutes to create and restart on 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "scenario"))
+
+from harness import wire  # noqa: E402
+from harness.kafka import KafkaBroker  # noqa: E402
+from harness.weir import WeirBroker  # noqa: E402
+
+from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+TOPIC_PARTITIONS = 1000
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def status_kib(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def rss_mib(pid: int) -> float:
+    return status_kib(pid, "VmRSS") / 1024
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def metadata_rtt(b, repeats: int = 5) -> tuple[float, int, wire.MetadataResponse]:
+    """Median round trip (ms) of Metadata v1 for all topics, the response size, the last answer."""
+    times, size, body = [], 0, b""
+    with wire.Connection(b.host, b.port, timeout=120) as c:
+        for _ in range(repeats):
+            cid = c.correlation_id()
+            req = wire.encode_metadata_v1_request(cid, None)
+            t0 = time.perf_counter()
+            c.send_raw(req)
+            frame = c.recv_frame()
+            times.append((time.perf_counter() - t0) * 1000)
+            size = len(frame)
+            body = frame[4:]
+    return statistics.median(times), size, wire.decode_metadata_v1_response(body)
+
+
+def led_partitions(md: wire.MetadataResponse, prefix: str) -> int:
+    return sum(1 for t in md.topics if t.name.startswith(prefix) and t.error_code == 0
+               for p in t.partitions if p["leader"] >= 0)
+
+
+def wait_led(b, prefix: str, n: int, timeout: float) -> float:
+    """Seconds until Metadata lists n partitions of the run's topics with a leader."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            with wire.Connection(b.host, b.port, timeout=120) as c:
+                if led_partitions(c.metadata_v1(), prefix) >= n:
+                    return time.monotonic() - t0
+        except (OSError, wire.ConnectionClosed, wire.ProtocolError):
+            pass
+        if time.monotonic() - t0 > timeout:
+            raise TimeoutError(f"{n} led partitions of {prefix}* not seen within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def create_partitions(b, prefix: str, n: int) -> list[str]:
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    names = [f"{prefix}{i}" for i in range((n + TOPIC_PARTITIONS - 1) // TOPIC_PARTITIONS)]
+    for i in range(0, len(names), 10):
+        batch = names[i:i + 10]
+        topics = [NewTopic(t, min(TOPIC_PARTITIONS, n - (i + j) * TOPIC_PARTITIONS), 1) for j, t in enumerate(batch)]
+        for f in admin.create_topics(topics, operation_timeout=600, request_timeout=600).values():
+            f.result(timeout=900)
+    return names
+
+
+def write_each(b, names: list[str], n: int) -> float:
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "1", "linger.ms": 20, "enable.idempotence": False})
+    t0 = time.monotonic()
+    left = n
+    for t in names:
+        for part in range(min(TOPIC_PARTITIONS, left)):
+            while True:
+                try:
+                    p.produce(t, value=b"x" * 100, partition=part)
+                    break
+                except BufferError:
+                    p.poll(0.1)
+        left -= TOPIC_PARTITIONS
+        p.poll(0)
+    if p.flush(600) != 0:
+        raise RuntimeError("records left unacknowledged")
+    return time.monotonic() - t0
+
+
+def make_broker(kind: str, workdir: Path):
+    if kind == "weir":
+        return WeirBroker(workdir / "weir")
+    return KafkaBroker(workdir / "kafka")
+
+
+def partitions_run(kind: str, n: int, workdir: Path) -> dict:
+    out: dict = {}
+    b = make_broker(kind, workdir)
+    b.start_timeout = 1800
+    b.stop_timeout = 1800
+    prefix = f"scale-{n}-"
+    try:
+        b.start()
+        t0 = time.monotonic()
+        names = create_partitions(b, prefix, n)
+        wait_led(b, prefix, n, timeout=1800)
+        out["create_s"] = time.monotonic() - t0
+        out["idle_rss_mib"] = rss_mib(b.pid)
+        out["idle_fds"] = open_fds(b.pid)
+        out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
+        out["write_each_s"] = write_each(b, names, n)
+        time.sleep(2)
+        out["written_rss_mib"] = rss_mib(b.pid)
+        out["written_fds"] = open_fds(b.pid)
+        b.stop()
+        t0 = time.monotonic()
+        b.start()
+        wait_led(b, prefix, n, timeout=1800)
+        out["restart_s"] = time.monotonic() - t0
+        out["restart_rss_mib"] = rss_mib(b.pid)
+        out["restart_metadata_ms"], _, _ = metadata_rtt(b)
+    except Exception as e:  # noqa: BLE001 - the bench records what the broker could not do
+        out["error"] = f"{type(e).__name__}: {e}"[:500]
+        log(f"  {kind} {n}: {out['error']}")
+    finally:
+        if b.running:
+            try:
+                b.stop()
+            except Exception as e:  # noqa: BLE001
+                out.setdefault("error", f"stop: {e}"[:500])
+    return out
+
+
+def connections_run(kind: str, count: int, idle_s: float, workdir: Path) -> dict:
+    out: dict = {}
+    b = make_broker(kind, workdir)
+    socks: list[socket.socket] = []
+    try:
+        b.start()
+        time.sleep(1)
+        out["rss_before_mib"] = rss_mib(b.pid)
+        req = wire.encode_api_versions_request(3, 1, "scale-bench")
+        for _ in range(count):
+            s = socket.create_connection((b.host, b.port), timeout=30)
+            s.sendall(req)
+            socks.append(s)
+        for s in socks:  # every connection answered: the broker holds them all
+            size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+            s.recv(size, socket.MSG_WAITALL)
+        time.sleep(1)
+        out["rss_open_mib"] = rss_mib(b.pid)
+        out["per_connection_kib"] = (out["rss_open_mib"] - out["rss_before_mib"]) * 1024 / count
+        c0 = cpu_seconds(b.pid)
+        time.sleep(idle_s)
+        out["idle_cpu_s"] = cpu_seconds(b.pid) - c0
+        out["still_open"] = sum(1 for s in socks if _open(s))
+    except Exception as e:  # noqa: BLE001
+        out["error"] = f"{type(e).__name__}: {e}"[:500]
+        log(f"  {kind} connections: {out['error']}")
+    finally:
+        for s in socks:
+            s.close()
+        if b.running:
+            b.stop()
+    return out
+
+
+def _open(s: socket.socket) -> bool:
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.setblocking(True)
+
+
+ROWS = [
+    ("create_s", "create N partitions (10 topics a request) until all led", "s"),
+    ("idle_rss_mib", "RSS idle", "MiB"),
+    ("idle_fds", "open file descriptors idle", "count"),
+    ("metadata_ms", "Metadata v1 (all topics) round trip", "ms"),
+    ("metadata_bytes", "Metadata v1 response size", "bytes"),
+    ("write_each_s", "one record to every partition (acks=1)", "s"),
+    ("written_rss_mib", "RSS after a write to each partition", "MiB"),
+    ("written_fds", "open file descriptors after the writes", "count"),
+    ("restart_s", "clean restart: process start to all partitions led", "s"),
+    ("restart_rss_mib", "RSS after the restart", "MiB"),
+    ("restart_metadata_ms", "Metadata v1 round trip after the restart", "ms"),
+]
+CONN_ROWS = [
+    ("rss_before_mib", "RSS before", "MiB"),
+    ("rss_open_mib", "RSS with the connections open", "MiB"),
+    ("per_connection_kib", "RSS per idle connection", "KiB"),
+    ("idle_cpu_s", "broker CPU over the idle period", "CPU s"),
+    ("still_open", "connections still open at the end", "count"),
+]
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def markdown(res: dict) -> str:
+    lines = [f"Scale run {res['started']} (`{' '.join(res['argv'])}`); load average at the start "
+             f"{res['load_start']:.1f}, at the end {res['load_end']:.1f}.", ""]
+    for n, r in res["partitions"].items():
+        lines += [f"### {int(n):,} partitions", "", "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
+        for key, what, unit in ROWS:
+            w, k = r["weir"].get(key), r["kafka"].get(key)
+            ratio = w / k if isinstance(w, (int, float)) and isinstance(k, (int, float)) and k else None
+            lines.append(f"| {what} | {unit} | {fmt(w)} | {fmt(k)} | {fmt(ratio)} |")
+        for kind in ("weir", "kafka"):
+            if "error" in r[kind]:
+                lines.append(f"\n{kind}: {r[kind]['error']}")
+        lines.append("")
+    c = res.get("connections")
+    if c:
+        lines += [f"### {res['connection_count']:,} idle connections ({res['idle_seconds']:.0f} s)", "",
+                  "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
+        for key, what, unit in CONN_ROWS:
+            w, k = c["weir"].get(key), c["kafka"].get(key)
+            ratio = w / k if isinstance(w, (int, float)) and isinstance(k, (int, float)) and k else None
+            lines.append(f"| {what} | {unit} | {fmt(w)} | {fmt(k)} | {fmt(ratio)} |")
+        for kind in ("weir", "kafka"):
+            if "error" in c[kind]:
+                lines.append(f"\n{kind}: {c[kind]['error']}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--partitions", type=lambda s: [int(x) for x in s.split(",")], default=None,
+                    help="comma-separated counts (default 1000,10000)")
+    ap.add_argument("--connections", type=int, default=None, help="idle connections (default 5000; 0 skips)")
+    ap.add_argument("--idle-seconds", type=float, default=None, help="default 30")
+    ap.add_argument("--kinds", default="weir,kafka")
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    cfg = ap.parse_args(argv)
+    counts = cfg.partitions or ([200] if cfg.smoke else [1000, 10000])
+    conns = cfg.connections if cfg.connections is not None else (200 if cfg.smoke else 5000)
+    idle = cfg.idle_seconds or (3 if cfg.smoke else 30)
+    kinds = cfg.kinds.split(",")
+    # Kafka keeps a descriptor per segment file and the connections need one each.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    res = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": ["bench/scale_bench.py", *argv],
+           "load_start": os.getloadavg()[0], "nofile": hard, "partitions": {}, "connection_count": conns,
+           "idle_seconds": idle}
+    with tempfile.TemporaryDirectory(prefix="weir-scale-") as tmp:
+        for n in counts:
+            res["partitions"][str(n)] = {}
+            for kind in kinds:
+                log(f"{kind}: {n:,} partitions")
+                r = partitions_run(kind, n, Path(tmp) / f"{kind}-{n}")
+                log(f"  {kind} {n}: " + ", ".join(f"{k}={fmt(v)}" for k, v in r.items()))
+                res["partitions"][str(n)][kind] = r
+        if conns:
+            res["connections"] = {}
+            for kind in kinds:
+                log(f"{kind}: {conns:,} idle connections")
+                r = connections_run(kind, conns, idle, Path(tmp) / f"{kind}-conns")
+                log(f"  {kind}: " + ", ".join(f"{k}={fmt(v)}" for k, v in r.items()))
+                res["connections"][kind] = r
+    for n in res["partitions"].values():
+        for kind in ("weir", "kafka"):
+            n.setdefault(kind, {})
+    if "connections" in res:
+        for kind in ("weir", "kafka"):
+            res["connections"].setdefault(kind, {})
+    res["load_end"] = os.getloadavg()[0]
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "scale.json").write_text(json.dumps(res, indent=2) + "\n")
+    (cfg.out / "scale.md").write_text(markdown(res))
+    print(markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
