@@ -166,6 +166,7 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
   client::ClientOptions options;
   options.request_timeout_ms = std::min<std::int64_t>(flags.timeout_ms, 30'000);
   options.default_api_timeout_ms = flags.timeout_ms;
+  std::map<std::string, std::string> command_properties;
   if (!flags.config_file.empty()) {
     auto entries = config::load_properties_file(flags.config_file);
     if (!entries) {
@@ -189,6 +190,8 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
         std::fprintf(stderr, "error: security.protocol=%s: the weir CLI speaks PLAINTEXT only for now\n",
                      value.c_str());
         return kExitUsage;
+      } else if (std::ranges::find(flags.command_keys, key) != flags.command_keys.end()) {
+        command_properties[key] = value;
       } else {
         std::fprintf(stderr, "warning: client config '%s' in %s is not used by the weir CLI\n", key.c_str(),
                      flags.config_file.c_str());
@@ -209,6 +212,7 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
   asio::io_context io;
   client::Client c(io.get_executor(), options);
   Session session(c, flags, client::deadline_after_ms(flags.timeout_ms));
+  session.set_properties(std::move(command_properties));
   int exit_code = kExitFailed;
   std::exception_ptr failure;
   asio::co_spawn(

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -41,7 +42,16 @@ struct ConsumeArgs {
   std::string format = "Partition:{partition}\\t{key}\\t{value}";
   std::int64_t idle_timeout_ms = -1;
   std::string group;  // --group: read as a member of this consumer group
+  std::string group_protocol;  // --group-protocol (else group.protocol from --command-config, else classic)
 };
+
+// group.protocol as Kafka validates it (case-insensitive); nullopt when it is neither.
+std::optional<bool> is_consumer_protocol(std::string value) {
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "classic") return false;
+  if (value == "consumer") return true;
+  return std::nullopt;
+}
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -407,10 +417,10 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   co_return kExitOk;
 }
 
-// --group: a member of a classic consumer group (client/group_membership.h). Partitions start at
-// the group's committed offsets, else where --from says (Kafka's auto.offset.reset); what was
-// read is committed every 5 s, before partitions are given up and when the command ends, which
-// also leaves the group.
+// --group: a member of a consumer group (client/group_membership.h), over the classic protocol or
+// with --group-protocol consumer over KIP-848's. Partitions start at the group's committed
+// offsets, else where --from says (Kafka's auto.offset.reset); what was read is committed every
+// 5 s, before partitions are given up and when the command ends, which also leaves the group.
 asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from) {
   const bool read_committed = args.isolation == "read_committed";
   const std::string format = unescape(args.format);
@@ -420,6 +430,20 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
   client::GroupMemberConfig config;
   config.group_id = args.group;
   config.topics = {args.topic};
+  const std::optional<std::string> file_protocol = s.property("group.protocol");
+  if (args.group_protocol.empty() && file_protocol) {
+    const auto consumer = is_consumer_protocol(*file_protocol);
+    if (!consumer) {
+      co_return s.fail(
+          fmt::format("Invalid value {} for configuration group.protocol: String must be one of "
+                      "(case insensitive): CLASSIC, CONSUMER",
+                      *file_protocol));
+    }
+    config.consumer_protocol = *consumer;
+  } else {
+    config.consumer_protocol = is_consumer_protocol(args.group_protocol).value_or(false);
+  }
+  config.remote_assignor = s.property("group.remote.assignor");
   client::GroupMembership member(co_await asio::this_coro::executor, s.client().options(), std::move(config));
   member.on_warning = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
   member.start();
@@ -566,6 +590,11 @@ void add_consume_command(CLI::App& app, int& exit_code) {
                                 "other members (cooperative-sticky, or range), start at its committed offsets (else "
                                 "--from: beginning, end or a time) and what was read is committed");
   partition->excludes(group);
+  cmd->add_option("--group-protocol", args->group_protocol,
+                  "With --group: classic (JoinGroup/SyncGroup, the default, as kafka-console-consumer) or consumer "
+                  "(KIP-848: the broker assigns); also group.protocol in --command-config")
+      ->check(CLI::IsMember({"classic", "consumer"}, CLI::ignore_case))
+      ->needs(group);
   cmd->add_option("-n,--max-records", args->max_records, "Stop after this many records")->check(CLI::NonNegativeNumber);
   cmd->add_option("--isolation", args->isolation, "read_uncommitted (default) or read_committed")
       ->check(CLI::IsMember({"read_uncommitted", "read_committed"}));
@@ -587,6 +616,7 @@ void add_consume_command(CLI::App& app, int& exit_code) {
         return;
       }
     }
+    flags->command_keys = {"group.protocol", "group.remote.assignor"};
     exit_code = run_client(*flags, [args](Session& s) { return consume(s, *args); });
   });
 }

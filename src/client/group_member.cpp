@@ -269,11 +269,13 @@ bool GroupMember::can_commit() const noexcept {
   return state_ == MemberState::kStable && generation_ >= 0 && !member_id_.empty();
 }
 
-protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPartition, std::int64_t>& offsets) const {
+protocol::OffsetCommitRequest offset_commit_request(const std::string& group_id, const std::string& member_id,
+                                                    std::int32_t generation_or_epoch,
+                                                    const std::map<TopicPartition, std::int64_t>& offsets) {
   protocol::OffsetCommitRequest r;
-  r.group_id = config_.group_id;
-  r.generation_id_or_member_epoch = generation_;
-  r.member_id = member_id_;
+  r.group_id = group_id;
+  r.generation_id_or_member_epoch = generation_or_epoch;
+  r.member_id = member_id;
   for (const auto& [tp, offset] : offsets) {
     if (r.topics.empty() || r.topics.back().name != tp.first) r.topics.emplace_back().name = tp.first;
     auto& p = r.topics.back().partitions.emplace_back();
@@ -282,6 +284,10 @@ protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPa
     p.committed_metadata = "";
   }
   return r;
+}
+
+protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPartition, std::int64_t>& offsets) const {
+  return offset_commit_request(config_.group_id, member_id_, generation_, offsets);
 }
 
 Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {

@@ -57,6 +57,10 @@ struct GroupMemberConfig {
   std::int64_t heartbeat_interval_ms = 3'000;    // heartbeat.interval.ms
   std::int64_t auto_commit_interval_ms = 5'000;  // auto.commit.interval.ms
   std::int64_t retry_backoff_ms = 100;           // retry.backoff.ms
+  // group.protocol: the classic protocol (JoinGroup, this file) or the consumer group protocol
+  // (KIP-848, consumer_group_member.h, where the coordinator assigns and `assignors` is unused).
+  bool consumer_protocol = false;
+  std::optional<std::string> remote_assignor;  // group.remote.assignor (consumer protocol)
 };
 
 enum class MemberState : std::uint8_t { kUnjoined, kJoining, kSyncing, kStable };
@@ -87,6 +91,11 @@ struct JoinPreparation {
   std::vector<TopicPartition> revoked;  // commit their positions first (eager protocol)
   std::vector<TopicPartition> lost;     // the generation was reset: drop without a commit
 };
+
+// An OffsetCommit of `offsets` by a member (a classic generation or a consumer-group epoch).
+[[nodiscard]] protocol::OffsetCommitRequest offset_commit_request(
+    const std::string& group_id, const std::string& member_id, std::int32_t generation_or_epoch,
+    const std::map<TopicPartition, std::int64_t>& offsets);
 
 class GroupMember {
  public:

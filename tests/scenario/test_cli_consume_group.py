@@ -16,6 +16,14 @@ Apache Kafka 4.3.1.
   - test_sigint_commits_and_leaves_at_once: after SIGINT the group is empty at once (no wait for
     the 45 s session timeout) and holds the offsets of everything printed.
   - test_group_usage_errors: --partition or an offset --from with --group is bad usage (exit 2).
+With `--group-protocol consumer` (KIP-848, ConsumerGroupHeartbeat; the coordinator assigns):
+  - test_consumer_protocol_members_split_a_third_joins_and_ctrl_c_leaves: two members (one
+    chooses the protocol with group.protocol in its --command-config file) split four
+    partitions, a third joins and gets its share, every record is read exactly once, and after
+    Ctrl+C the group is empty at once with every partition committed at its end.
+  - test_consumer_protocol_member_with_a_java_console_consumer: a weir member and Kafka's
+    kafka-console-consumer (group.protocol=consumer) split the partitions and read every record
+    once between them; both stop and the offsets are committed.
 Every wait polls for a state with a deadline.
 """
 from __future__ import annotations
@@ -32,6 +40,11 @@ from confluent_kafka import Consumer, Producer
 from harness import procs, run_tool
 from harness.cluster import wait_for
 from harness.paths import weir_bin
+from harness.kreq import Kreq
+from test_consumer_protocol import committed_offsets
+from test_consumer_protocol_java import ConsoleMember
+from test_consumer_protocol_java import describe as consumer_group_describe
+from test_consumer_protocol_java import owned as reconciled_owners
 
 WAIT = 25  # seconds: a rebalance takes up to a heartbeat interval (3 s) and a follow-up round
 
@@ -87,10 +100,10 @@ def wait_empty(broker, group: str, timeout: float) -> dict:
 class Member:
     """A `weir consume --group` process in follow mode, printing partition:offset:value lines."""
 
-    def __init__(self, broker, topic: str, group: str, tmp: Path, name: str, *extra) -> None:
+    def __init__(self, broker, topic: str, group: str, tmp: Path, name: str, *extra, properties: str = "") -> None:
         self.name = name
         props = tmp / f"{name}.properties"
-        props.write_text(f"client.id={name}\n")
+        props.write_text(f"client.id={name}\n{properties}")
         self.out_path, self.err_path = tmp / f"{name}.out", tmp / f"{name}.err"
         self.out, self.err = open(self.out_path, "w"), open(self.err_path, "w")
         argv = [weir_bin(), "consume", topic, "--group", group, "--from", "beginning", "--format",
@@ -294,8 +307,94 @@ def test_sigint_commits_and_leaves_at_once(broker, topic_name, tmp_path):
         m.kill()
 
 
+def consumer_owners(broker, group: str) -> dict[str, list[int]]:
+    """client id -> partitions, once every member of the consumer-protocol group is reconciled."""
+    return reconciled_owners(consumer_group_describe(broker, group))
+
+
+@pytest.mark.timeout(180)
+def test_consumer_protocol_members_split_a_third_joins_and_ctrl_c_leaves(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    a = Member(broker, topic_name, group, tmp_path, "member-a", "--group-protocol", "consumer")
+    b = Member(broker, topic_name, group, tmp_path, "member-b", properties="group.protocol=CONSUMER\n")
+    members = [a, b]
+    try:
+        def split():
+            o = consumer_owners(broker, group)
+            return o if set(o) == {"member-a", "member-b"} and all(len(v) == 2 for v in o.values()) else None
+        shares = wait_for("two partitions each", split, WAIT, describe=lambda: consumer_group_describe(broker, group))
+        assert sorted(shares["member-a"] + shares["member-b"]) == [0, 1, 2, 3]
+        produce(broker, topic_name, 4, 0, 40)
+        wait_for("all 40 records between the two", lambda: len(a.records()) + len(b.records()) == 40, WAIT)
+        assert {p for p, _, _ in a.records()} == set(shares["member-a"])
+        assert {p for p, _, _ in b.records()} == set(shares["member-b"])
+
+        c = Member(broker, topic_name, group, tmp_path, "member-c", "--group-protocol", "consumer")
+        members.append(c)
+
+        def three_ways():
+            o = consumer_owners(broker, group)
+            return o if set(o) == {"member-a", "member-b", "member-c"} and sorted(sum(o.values(), [])) == [
+                0, 1, 2, 3] and all(o.values()) else None
+        thirds = wait_for("four partitions over three members", three_ways, WAIT,
+                          describe=lambda: consumer_group_describe(broker, group))
+        produce(broker, topic_name, 4, 40, 40)
+        wait_for("the next 40 records among the three", lambda: sum(len(m.records()) for m in members) == 80, WAIT)
+        for m in members:
+            assert {p for p, _, v in m.records() if int(v[1:]) >= 40} == set(thirds[m.name]), m.name
+
+        started = time.monotonic()
+        for m in members:
+            assert "Processed a total of" in m.interrupt()
+        values = sorted(v for m in members for _, _, v in m.records())
+        assert values == sorted(f"v{i}" for i in range(80))  # every record exactly once
+        # Empty at once: each member left with epoch -1 after committing what it printed.
+        wait_for("an empty group", lambda: (g := consumer_group_describe(broker, group))["ErrorCode"] == 0
+                 and not g["Members"], 10, describe=lambda: consumer_group_describe(broker, group))
+        assert time.monotonic() - started < 30
+        with Kreq(broker) as k:
+            assert committed_offsets(k, group, [topic_name]) == {(topic_name, p): 20 for p in range(4)}
+    finally:
+        for m in members:
+            m.kill()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
+def test_consumer_protocol_member_with_a_java_console_consumer(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    w = Member(broker, topic_name, group, tmp_path, "weir-member", "--group-protocol", "consumer")
+    java = ConsoleMember(broker, group, topic_name, "java-member", tmp_path)
+    try:
+        def split():
+            o = consumer_owners(broker, group)
+            return o if set(o) == {"weir-member", "java-member"} and all(len(v) == 2 for v in o.values()) else None
+        shares = wait_for("two partitions each", split, 60, describe=lambda: consumer_group_describe(broker, group))
+        assert sorted(shares["weir-member"] + shares["java-member"]) == [0, 1, 2, 3]
+        produce(broker, topic_name, 4, 0, 40)
+        wait_for("all 40 records between the two", lambda: len(w.records()) + len(java.records()) == 40, WAIT)
+        assert {p for p, _, _ in w.records()} == set(shares["weir-member"])
+        assert {p for p, _, _ in java.records()} == set(shares["java-member"])
+        assert sorted(v for _, _, v in w.records() + java.records()) == sorted(f"v{i}" for i in range(40))
+        w.interrupt()
+        java.stop()
+        wait_for("an empty group", lambda: (g := consumer_group_describe(broker, group))["ErrorCode"] == 0
+                 and not g["Members"], 20, describe=lambda: consumer_group_describe(broker, group))
+        with Kreq(broker) as k:
+            assert committed_offsets(k, group, [topic_name]) == {(topic_name, p): 10 for p in range(4)}
+    finally:
+        w.kill()
+        java.kill()
+
+
 def test_group_usage_errors():
     res = weir_cli("consume", "t", "--group", "g", "--partition", "0", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--partition excludes --group" in res.stderr, res
     res = weir_cli("consume", "t", "--group", "g", "--from", "5", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--from 5" in res.stderr, res
+    res = weir_cli("consume", "t", "--group-protocol", "consumer", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--group-protocol requires --group" in res.stderr, res
+    res = weir_cli("consume", "t", "--group", "g", "--group-protocol", "eager", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--group-protocol" in res.stderr, res
