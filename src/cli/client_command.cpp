@@ -105,16 +105,18 @@ asio::awaitable<Result<const client::TopicInfo*, std::string>> Session::wait_for
     if (!md)
       co_return unexpected(fmt::format("cannot read the metadata of topic '{}': {}", topic, md.error().to_string()));
     const client::TopicInfo* info = client_.cluster().topic(topic);
-    if (info != nullptr && info->error_code == 0 && !info->partitions.empty() &&
+    if (info != nullptr && info->error_code == client::codes::kNone && !info->partitions.empty() &&
         std::ranges::all_of(info->partitions, [](const client::PartitionInfo& p) { return p.leader >= 0; })) {
       co_return info;
     }
-    if (info != nullptr && info->error_code != 0 && info->error_code != 3 && !client::is_retriable(info->error_code)) {
+    if (info != nullptr && info->error_code != client::codes::kNone &&
+        info->error_code != client::codes::kUnknownTopicOrPartition && !client::is_retriable(info->error_code)) {
       const client::Error e = client::Error::kafka(info->error_code, "");
       co_return unexpected(fmt::format("topic '{}': {}", topic, e.name()));
     }
-    last = info == nullptr || info->error_code == 3 ? fmt::format("topic '{}' does not exist", topic)
-                                                    : fmt::format("topic '{}' has a partition without a leader", topic);
+    last = info == nullptr || info->error_code == client::codes::kUnknownTopicOrPartition
+               ? fmt::format("topic '{}' does not exist", topic)
+               : fmt::format("topic '{}' has a partition without a leader", topic);
     if (std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= deadline_) co_return unexpected(last);
     pause.expires_after(std::chrono::milliseconds(100));
     co_await pause.async_wait(asio::use_awaitable);
@@ -145,7 +147,7 @@ asio::awaitable<std::map<TopicPartition, std::int64_t>> Session::list_offsets(st
     if (!resp) continue;
     for (const auto& t : resp->topics) {
       for (const auto& p : t.partitions) {
-        if (p.error_code == 0) out[{t.name, p.partition_index}] = p.offset;
+        if (p.error_code == client::codes::kNone) out[{t.name, p.partition_index}] = p.offset;
       }
     }
   }

@@ -30,7 +30,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kOffsetOutOfRange = 1;
 constexpr std::size_t kMaxDecompressedBatch = std::size_t{256} << 20;
 
 struct ConsumeArgs {
@@ -383,13 +382,13 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
         for (auto& rp : rt.partitions) {
           const std::int32_t p = rp.partition_index;
           if (!position.contains(p)) continue;
-          if (rp.error_code == kOffsetOutOfRange) {
+          if (rp.error_code == client::codes::kOffsetOutOfRange) {
             if (auto e = co_await reset(p, reset_timestamp)) {
               co_return s.fail(fmt::format("cannot reset the position in {}-{}", args.topic, p), *e);
             }
             continue;
           }
-          if (rp.error_code != 0) {
+          if (rp.error_code != client::codes::kNone) {
             if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
               refresh = true;
               continue;
@@ -529,7 +528,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
           const client::TopicPartition tp{args.topic, p};
           const auto position = member.position(tp);
           if (!sent.contains(p) || position != sent[p]) continue;
-          if (rp.error_code == kOffsetOutOfRange) {
+          if (rp.error_code == client::codes::kOffsetOutOfRange) {
             std::string topic = args.topic;
             auto o = co_await offset_for(s, std::move(topic), p, reset_timestamp);
             if (!o) {
@@ -540,7 +539,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
             if (member.epoch() == epoch) member.seek(tp, *o);
             continue;
           }
-          if (rp.error_code != 0) {
+          if (rp.error_code != client::codes::kNone) {
             if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
               refresh = true;
               continue;

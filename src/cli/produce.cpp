@@ -142,7 +142,7 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
     client::Target any = client::target::AnyNode{};
     auto r = co_await s.send(std::move(any), std::move(init), client::RetryOn::kAllRetriable);
     if (!r) co_return s.fail("cannot start an idempotent producer (InitProducerId)", r.error());
-    if (r->error_code != 0) {
+    if (r->error_code != client::codes::kNone) {
       co_return s.fail_code("cannot start an idempotent producer (InitProducerId)", r->error_code, std::nullopt);
     }
     producer_id = r->producer_id;
