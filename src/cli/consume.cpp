@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "cli/client_command.h"
+#include "cli/progress.h"
 #include "client/group_membership.h"
 #include "protocol/gen/fetch_request.h"
 #include "protocol/gen/fetch_response.h"
@@ -353,6 +354,7 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   std::int64_t count = 0;
   std::int64_t last_record_at = now_ms();
   bool refresh = false;
+  Progress progress("consumed", args.max_records, args.max_records >= 0 && !s.json() && stderr_is_terminal());
   while (!stopping && (args.max_records < 0 || count < args.max_records)) {
     if (refresh) {
       std::optional<std::vector<std::string>> again{std::in_place, {args.topic}};
@@ -404,14 +406,17 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
         if (args.max_records >= 0 && count >= args.max_records) break;
       }
       if (!out.empty()) {
+        progress.clear();
         print(out);
         std::fflush(stdout);
         last_record_at = now_ms();
       }
+      progress.update(count);
       if (stopping || (args.max_records >= 0 && count >= args.max_records)) break;
     }
     if (args.idle_timeout_ms >= 0 && now_ms() - last_record_at >= args.idle_timeout_ms) break;
   }
+  progress.clear();
   if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
   co_return kExitOk;
 }
@@ -454,6 +459,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
   std::int64_t count = 0;
   std::int64_t last_record_at = now_ms();
   bool refresh = false;
+  Progress progress("consumed", args.max_records, args.max_records >= 0 && !s.json() && stderr_is_terminal());
   std::optional<std::string> failed;
   std::optional<client::Error> cause;
   const auto limit_reached = [&] { return args.max_records >= 0 && count >= args.max_records; };
@@ -560,15 +566,18 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
         if (failed || limit_reached()) break;
       }
       if (!out.empty()) {
+        progress.clear();
         print(out);
         std::fflush(stdout);
         last_record_at = now_ms();
       }
+      progress.update(count);
       if (failed || stopping || limit_reached() || member.epoch() != epoch) break;
     }
   }
   co_await member.close();
   if (failed) co_return s.fail(*failed, cause);
+  progress.clear();
   if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
   co_return kExitOk;
 }
