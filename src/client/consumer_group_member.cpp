@@ -134,22 +134,17 @@ protocol::OffsetCommitRequest ConsumerGroupMember::commit_request(
 }
 
 Next ConsumerGroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {
-  for (const auto& t : response.topics) {
-    for (const auto& p : t.partitions) {
-      const std::int16_t code = p.error_code;
-      if (code == codes::kNone) continue;
-      error_ = Error::kafka(code, fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index));
-      switch (code) {
-        case codes::kCoordinatorNotAvailable:
-        case codes::kNotCoordinator:
-        case codes::kRequestTimedOut:
-          return Next::kFindCoordinator;
-        default:
-          return Next::kRetry;
-      }
-    }
+  const auto failed = first_commit_error(response);
+  if (!failed) return Next::kContinue;
+  error_ = *failed;
+  switch (failed->code) {
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
+    case codes::kRequestTimedOut:
+      return Next::kFindCoordinator;
+    default:
+      return Next::kRetry;
   }
-  return Next::kContinue;
 }
 
 std::optional<protocol::ConsumerGroupHeartbeatRequest> ConsumerGroupMember::leave_request() {
@@ -160,11 +155,7 @@ std::optional<protocol::ConsumerGroupHeartbeatRequest> ConsumerGroupMember::leav
     out->member_id = member_id_;
     out->member_epoch = -1;
   }
-  owned_.clear();
-  target_.reset();
-  epoch_ = 0;
-  state_ = ConsumerMemberState::kUnjoined;
-  sent_owned_.reset();
+  (void)fence();
   heartbeat_now_ = false;
   return out;
 }

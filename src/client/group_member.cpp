@@ -40,6 +40,22 @@ void GroupMember::reset(bool keep_member_id) {
   rejoin_needed_ = true;
 }
 
+std::optional<Next> GroupMember::rejoin_after(std::int16_t code) {
+  switch (code) {
+    case codes::kRebalanceInProgress:
+      rejoin_needed_ = true;
+      return Next::kRejoin;
+    case codes::kUnknownMemberId:
+      reset(false);
+      return Next::kRejoin;
+    case codes::kIllegalGeneration:
+      reset(true);
+      return Next::kRejoin;
+    default:
+      return std::nullopt;
+  }
+}
+
 Next GroupMember::fatal(std::int16_t code, std::string message) {
   error_ = Error::kafka(code, std::move(message));
   return Next::kFatal;
@@ -220,16 +236,8 @@ Next GroupMember::on_sync_response(const protocol::SyncGroupResponse& response, 
     case codes::kNotCoordinator:
       rejoin_needed_ = true;
       return Next::kFindCoordinator;
-    case codes::kRebalanceInProgress:
-      rejoin_needed_ = true;
-      return Next::kRejoin;
-    case codes::kUnknownMemberId:
-      reset(false);
-      return Next::kRejoin;
-    case codes::kIllegalGeneration:
-      reset(true);
-      return Next::kRejoin;
     default:
+      if (auto next = rejoin_after(code)) return *next;
       return fatal(code, fmt::format("cannot sync group '{}'", config_.group_id));
   }
 }
@@ -290,40 +298,32 @@ protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPa
   return offset_commit_request(config_.group_id, member_id_, generation_, offsets);
 }
 
-Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {
+std::optional<Error> first_commit_error(const protocol::OffsetCommitResponse& response) {
   for (const auto& t : response.topics) {
     for (const auto& p : t.partitions) {
-      const std::int16_t code = p.error_code;
-      if (code == codes::kNone) continue;
-      const std::string what = fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index);
-      switch (code) {
-        case codes::kCoordinatorLoadInProgress:
-        case codes::kUnknownTopicOrPartition:
-          error_ = Error::kafka(code, what);
-          return Next::kRetry;
-        case codes::kCoordinatorNotAvailable:
-        case codes::kNotCoordinator:
-        case codes::kRequestTimedOut:
-          error_ = Error::kafka(code, what);
-          return Next::kFindCoordinator;
-        case codes::kRebalanceInProgress:
-          error_ = Error::kafka(code, what);
-          rejoin_needed_ = true;
-          return Next::kRejoin;
-        case codes::kUnknownMemberId:
-          error_ = Error::kafka(code, what);
-          reset(false);
-          return Next::kRejoin;
-        case codes::kIllegalGeneration:
-          error_ = Error::kafka(code, what);
-          reset(true);
-          return Next::kRejoin;
-        default:
-          return fatal(code, what);
-      }
+      if (p.error_code == codes::kNone) continue;
+      return Error::kafka(p.error_code, fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index));
     }
   }
-  return Next::kContinue;
+  return std::nullopt;
+}
+
+Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {
+  auto failed = first_commit_error(response);
+  if (!failed) return Next::kContinue;
+  const std::int16_t code = failed->code;
+  error_ = std::move(*failed);
+  switch (code) {
+    case codes::kCoordinatorLoadInProgress:
+    case codes::kUnknownTopicOrPartition:
+      return Next::kRetry;
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
+    case codes::kRequestTimedOut:
+      return Next::kFindCoordinator;
+    default:
+      return rejoin_after(code).value_or(Next::kFatal);
+  }
 }
 
 std::optional<protocol::LeaveGroupRequest> GroupMember::leave_request(std::string reason) {

@@ -97,6 +97,9 @@ struct JoinPreparation {
     const std::string& group_id, const std::string& member_id, std::int32_t generation_or_epoch,
     const std::map<TopicPartition, std::int64_t>& offsets);
 
+// The first partition an OffsetCommit answer failed for, as a Kafka error naming it.
+[[nodiscard]] std::optional<Error> first_commit_error(const protocol::OffsetCommitResponse& response);
+
 class GroupMember {
  public:
   explicit GroupMember(GroupMemberConfig config);
@@ -153,6 +156,10 @@ class GroupMember {
   // Back to Unjoined without generation (and without member id unless kept); a rejoin is due.
   void reset(bool keep_member_id);
   Next fatal(std::int16_t code, std::string message);
+  // SyncGroup's and OffsetCommit's answer to a generation the coordinator moved past: a rejoin
+  // (REBALANCE_IN_PROGRESS; UNKNOWN_MEMBER_ID as a new member; ILLEGAL_GENERATION without a
+  // generation), nullopt for other codes.
+  std::optional<Next> rejoin_after(std::int16_t code);
   [[nodiscard]] protocol::Bytes subscription_for(const std::string& assignor) const;
 
   GroupMemberConfig config_;

@@ -95,6 +95,26 @@ void GroupMembership::seek(const TopicPartition& tp, std::int64_t offset) {
 
 Deadline GroupMembership::request_deadline() const { return deadline_after_ms(client_options_.request_timeout_ms); }
 
+template <class Request>
+asio::awaitable<Result<ResponseOf<Request>, Error>> GroupMembership::to_coordinator(
+    Request request, std::optional<std::int16_t> max_version) {
+  CallOptions options;
+  options.deadline = request_deadline();
+  options.max_version = max_version;
+  Target to = coordinator_of(member_.config());
+  co_return co_await client_->send(std::move(to), std::move(request), std::move(options));
+}
+
+template <class Request>
+asio::awaitable<std::optional<ResponseOf<Request>>> GroupMembership::send_leave(Request request) {
+  auto response = co_await to_coordinator(std::move(request));
+  if (!response) {
+    if (on_warning) on_warning(fmt::format("leaving the group failed: {}", response.error().to_string()));
+    co_return std::nullopt;
+  }
+  co_return std::move(*response);
+}
+
 void GroupMembership::fail(Error error) {
   if (!failure_) failure_ = std::move(error);
   usable_ = false;
@@ -288,10 +308,7 @@ asio::awaitable<void> GroupMembership::heartbeat() {
   const GroupMemberConfig& config = member_.config();
   next_heartbeat_ = Clock::now() + std::chrono::milliseconds(config.heartbeat_interval_ms);
   auto request = member_.heartbeat_request();
-  CallOptions options;
-  options.deadline = request_deadline();
-  Target to = coordinator_of(config);
-  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  auto response = co_await to_coordinator(std::move(request));
   if (closing_) co_return;
   if (!response) {
     // Kafka's heartbeat thread tries again after retry.backoff.ms; a member the coordinator
@@ -337,10 +354,7 @@ asio::awaitable<void> GroupMembership::consumer_heartbeat() {
   ConsumerGroupMember& m = *consumer_;
   const GroupMemberConfig& config = m.config();
   auto request = m.heartbeat_request(topic_ids_);
-  CallOptions options;
-  options.deadline = request_deadline();
-  Target to = coordinator_of(config);
-  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  auto response = co_await to_coordinator(std::move(request));
   if (closing_) co_return;
   if (!response) {
     ++failures_;
@@ -465,11 +479,7 @@ asio::awaitable<bool> GroupMembership::commit(std::optional<std::vector<TopicPar
   }
   if (offsets.empty()) co_return true;
   auto request = consumer_ ? consumer_->commit_request(offsets) : member_.commit_request(offsets);
-  CallOptions options;
-  options.deadline = request_deadline();
-  options.max_version = kMaxOffsetApiVersion;
-  Target to = coordinator_of(member_.config());
-  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  auto response = co_await to_coordinator(std::move(request), kMaxOffsetApiVersion);
   if (!response) {
     if (on_warning) on_warning(fmt::format("offset commit failed: {}", response.error().to_string()));
     co_return false;
@@ -536,44 +546,32 @@ asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, Error>> GroupMemb
 }
 
 asio::awaitable<void> GroupMembership::leave() {
-  if (consumer_) {
-    auto request = consumer_->leave_request();
-    positions_.clear();
-    committed_.clear();
-    ++epoch_;
-    if (!request) co_return;
-    CallOptions options;
-    options.deadline = request_deadline();
-    Target to = coordinator_of(member_.config());
-    auto response = co_await client_->send(std::move(to), std::move(*request), std::move(options));
-    if (!response) {
-      if (on_warning) on_warning(fmt::format("leaving the group failed: {}", response.error().to_string()));
-    } else if (const std::int16_t code = response->error_code;
-               code != codes::kNone && code != codes::kUnknownMemberId && code != codes::kFencedMemberEpoch &&
-               code != codes::kGroupIdNotFound && on_warning) {
-      on_warning(fmt::format("leaving the group failed: {}", Error::kafka(code, "").to_string()));
-    }
-    co_return;
-  }
-  auto request = member_.leave_request("the consumer is being closed");
   positions_.clear();
   committed_.clear();
   ++epoch_;
-  if (!request) co_return;
-  CallOptions options;
-  options.deadline = request_deadline();
-  Target to = coordinator_of(member_.config());
-  auto response = co_await client_->send(std::move(to), std::move(*request), std::move(options));
-  if (!response) {
-    if (on_warning) on_warning(fmt::format("LeaveGroup failed: {}", response.error().to_string()));
-    co_return;
+  std::int16_t code = codes::kNone;
+  if (consumer_) {
+    // Epoch -1; a member the coordinator already dropped has nothing to leave.
+    auto request = consumer_->leave_request();
+    if (!request) co_return;
+    auto response = co_await send_leave(std::move(*request));
+    if (!response) co_return;
+    code = response->error_code;
+    if (code == codes::kUnknownMemberId || code == codes::kFencedMemberEpoch || code == codes::kGroupIdNotFound) {
+      co_return;
+    }
+  } else {
+    auto request = member_.leave_request("the consumer is being closed");
+    if (!request) co_return;
+    auto response = co_await send_leave(std::move(*request));
+    if (!response) co_return;
+    code = response->error_code;
+    for (const auto& m : response->members) {
+      if (code == codes::kNone) code = m.error_code;
+    }
   }
-  std::int16_t code = response->error_code;
-  for (const auto& m : response->members) {
-    if (code == 0) code = m.error_code;
-  }
-  if (code != 0 && on_warning) {
-    on_warning(fmt::format("LeaveGroup failed: {}", Error::kafka(code, "").to_string()));
+  if (code != codes::kNone && on_warning) {
+    on_warning(fmt::format("leaving the group failed: {}", Error::kafka(code, "").to_string()));
   }
 }
 

@@ -98,6 +98,13 @@ class GroupMembership {
   boost::asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, Error>> committed(
       std::vector<TopicPartition> partitions);
   boost::asio::awaitable<void> leave();
+  // `request` to the group coordinator within request.timeout.ms.
+  template <class Request>
+  boost::asio::awaitable<Result<ResponseOf<Request>, Error>> to_coordinator(
+      Request request, std::optional<std::int16_t> max_version = std::nullopt);
+  // The LeaveGroup or leaving heartbeat to the coordinator; nullopt (with a warning) when it failed.
+  template <class Request>
+  boost::asio::awaitable<std::optional<ResponseOf<Request>>> send_leave(Request request);
   boost::asio::awaitable<void> sleep_ms(std::int64_t ms);
   void handle_next(Next next);
   void fail(Error error);

@@ -135,6 +135,25 @@ class Member:
         self.err.close()
 
 
+def split_and_read_40(broker, topic: str, first, second, owners_of, describe_group, timeout: float = WAIT) -> dict:
+    """Waits until the two members (`.name`, `.records()`) own two of the four partitions each
+    (owners_of(): client id -> partitions), then produces v0..v39 and checks each member read
+    exactly what its partitions hold, between them everything; returns the shares."""
+    names = {first.name, second.name}
+
+    def split():
+        o = owners_of()
+        return o if set(o) == names and all(len(v) == 2 for v in o.values()) else None
+    shares = wait_for("two partitions each", split, timeout, describe=describe_group)
+    assert sorted(shares[first.name] + shares[second.name]) == [0, 1, 2, 3]
+    produce(broker, topic, 4, 0, 40)
+    wait_for("all 40 records between the two", lambda: len(first.records()) + len(second.records()) == 40, WAIT)
+    for m in (first, second):
+        assert {p for p, _, _ in m.records()} == set(shares[m.name]), m.name
+    assert sorted(v for _, _, v in first.records() + second.records()) == sorted(f"v{i}" for i in range(40))
+    return shares
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.oracle_slow  # the Kafka variant: make test time
 def test_commits_what_it_read_and_a_second_run_resumes(broker, topic_name):
@@ -178,17 +197,8 @@ def test_members_split_the_partitions_a_third_moves_only_its_own_then_one_takes_
         wait_for("member-a to own all four partitions", lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]},
                  WAIT, describe=lambda: describe(broker, group))
         b = Member(broker, topic_name, group, tmp_path, "member-b")
-
-        def split():
-            o = owners(broker, group)
-            return o if set(o) == {"member-a", "member-b"} and all(len(v) == 2 for v in o.values()) else None
-        shares = wait_for("two partitions each", split, WAIT, describe=lambda: describe(broker, group))
-        assert sorted(shares["member-a"] + shares["member-b"]) == [0, 1, 2, 3]
-
-        produce(broker, topic_name, 4, 0, 40)
-        wait_for("all 40 records between the two", lambda: len(a.records()) + len(b.records()) == 40, WAIT)
-        assert {p for p, _, _ in a.records()} == set(shares["member-a"])
-        assert {p for p, _, _ in b.records()} == set(shares["member-b"])
+        shares = split_and_read_40(broker, topic_name, a, b, lambda: owners(broker, group),
+                                   lambda: describe(broker, group))
 
         # A third member: cooperative-sticky moves only what it gets; the other two keep the rest.
         c = Member(broker, topic_name, group, tmp_path, "member-c")
@@ -320,15 +330,8 @@ def test_consumer_protocol_members_split_a_third_joins_and_ctrl_c_leaves(broker,
     b = Member(broker, topic_name, group, tmp_path, "member-b", properties="group.protocol=CONSUMER\n")
     members = [a, b]
     try:
-        def split():
-            o = consumer_owners(broker, group)
-            return o if set(o) == {"member-a", "member-b"} and all(len(v) == 2 for v in o.values()) else None
-        shares = wait_for("two partitions each", split, WAIT, describe=lambda: consumer_group_describe(broker, group))
-        assert sorted(shares["member-a"] + shares["member-b"]) == [0, 1, 2, 3]
-        produce(broker, topic_name, 4, 0, 40)
-        wait_for("all 40 records between the two", lambda: len(a.records()) + len(b.records()) == 40, WAIT)
-        assert {p for p, _, _ in a.records()} == set(shares["member-a"])
-        assert {p for p, _, _ in b.records()} == set(shares["member-b"])
+        split_and_read_40(broker, topic_name, a, b, lambda: consumer_owners(broker, group),
+                          lambda: consumer_group_describe(broker, group))
 
         c = Member(broker, topic_name, group, tmp_path, "member-c", "--group-protocol", "consumer")
         members.append(c)
@@ -368,16 +371,8 @@ def test_consumer_protocol_member_with_a_java_console_consumer(broker, topic_nam
     w = Member(broker, topic_name, group, tmp_path, "weir-member", "--group-protocol", "consumer")
     java = ConsoleMember(broker, group, topic_name, "java-member", tmp_path)
     try:
-        def split():
-            o = consumer_owners(broker, group)
-            return o if set(o) == {"weir-member", "java-member"} and all(len(v) == 2 for v in o.values()) else None
-        shares = wait_for("two partitions each", split, 60, describe=lambda: consumer_group_describe(broker, group))
-        assert sorted(shares["weir-member"] + shares["java-member"]) == [0, 1, 2, 3]
-        produce(broker, topic_name, 4, 0, 40)
-        wait_for("all 40 records between the two", lambda: len(w.records()) + len(java.records()) == 40, WAIT)
-        assert {p for p, _, _ in w.records()} == set(shares["weir-member"])
-        assert {p for p, _, _ in java.records()} == set(shares["java-member"])
-        assert sorted(v for _, _, v in w.records() + java.records()) == sorted(f"v{i}" for i in range(40))
+        split_and_read_40(broker, topic_name, w, java, lambda: consumer_owners(broker, group),
+                          lambda: consumer_group_describe(broker, group), timeout=60)
         w.interrupt()
         java.stop()
         wait_for("an empty group", lambda: (g := consumer_group_describe(broker, group))["ErrorCode"] == 0
