@@ -428,9 +428,6 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
 asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from) {
   const bool read_committed = args.isolation == "read_committed";
   const std::string format = unescape(args.format);
-  auto found = co_await s.wait_for_topic(args.topic);
-  if (!found) co_return s.fail(found.error());
-
   client::GroupMemberConfig config;
   config.group_id = args.group;
   config.topics = {args.topic};
@@ -448,6 +445,8 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
     config.consumer_protocol = is_consumer_protocol(args.group_protocol).value_or(false);
   }
   config.remote_assignor = s.property("group.remote.assignor");
+  auto found = co_await s.wait_for_topic(args.topic);
+  if (!found) co_return s.fail(found.error());
   client::GroupMembership member(co_await asio::this_coro::executor, s.client().options(), std::move(config));
   member.on_warning = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
   member.start();

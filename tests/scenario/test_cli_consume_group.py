@@ -384,7 +384,7 @@ def test_consumer_protocol_member_with_a_java_console_consumer(broker, topic_nam
         java.kill()
 
 
-def test_group_usage_errors():
+def test_group_usage_errors(tmp_path):
     res = weir_cli("consume", "t", "--group", "g", "--partition", "0", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--partition excludes --group" in res.stderr, res
     res = weir_cli("consume", "t", "--group", "g", "--from", "5", bootstrap="127.0.0.1:1")
@@ -393,3 +393,9 @@ def test_group_usage_errors():
     assert res.returncode == 2 and "--group-protocol requires --group" in res.stderr, res
     res = weir_cli("consume", "t", "--group", "g", "--group-protocol", "eager", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--group-protocol" in res.stderr, res
+    props = tmp_path / "consumer.properties"
+    props.write_text("group.protocol=eager\n")
+    res = weir_cli("consume", "t", "--group", "g", "--command-config", props, bootstrap="127.0.0.1:1")
+    assert res.returncode == 1, res
+    assert res.stderr == ("error: Invalid value eager for configuration group.protocol: String must be one of "
+                          "(case insensitive): CLASSIC, CONSUMER\n"), res
