@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the tests need: Debian packages (clang-19 for the fuzzer, kcat, librdkafka),
-# a Python venv with pinned clients, Apache Kafka from Maven Central, Go modules for the codec proof.
+# Installs what the tests need: Debian packages (clang-19 for the fuzzer, kcat, librdkafka, groff
+# to render weir's man pages), a Python venv with pinned clients, Apache Kafka from Maven Central,
+# Go modules for the codec proof.
 # Idempotent: repeated runs reuse what is installed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PKGS=(clang-19 libclang-rt-19-dev clang-tidy-19 clang-format-19 kcat librdkafka-dev maven
-      openjdk-17-jdk-headless python3-venv)
+      openjdk-17-jdk-headless python3-venv groff-base)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -215,11 +216,107 @@ std::string zsh_script(const std::vector<Node>& nodes) {
   return out;
 }
 
-}  // namespace
+// Text safe inside roff: backslashes doubled as \e, a leading '.' or '\'' kept literal with \&,
+// and '-' as \- (a real minus, so flags can be searched for and copied).
+std::string roff_escape(std::string_view text) {
+  std::string out;
+  bool line_start = true;
+  for (const char c : text) {
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else {
+      out += c;
+    }
+    line_start = c == '\n';
+  }
+  return out;
+}
 
-Result<std::string, std::string> help_text(const CLI::App& app, const std::vector<std::string>& path) {
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The manual page (section 1) of the command at `path`: NAME, SYNOPSIS, DESCRIPTION, OPTIONS
+// (with the positional arguments), COMMANDS when it has subcommands, and SEE ALSO. No date in
+// the header, so a page depends only on the command tree.
+std::string roff_page(const CLI::App& node, const std::vector<std::string>& path) {
+  std::vector<std::string> words{std::string(kProgram)};
+  words.insert(words.end(), path.begin(), path.end());
+  const std::string title = joined(words, "-");
+  const std::string command = joined(words, " ");
+  const auto children = visible_children(node);
+  std::string out =
+      fmt::format(".TH \"{}\" 1 \"\" \"{} {}\" \"{} manual\"\n", upper(title), kProgram, kVersion, kProgram);
+  const std::string description = node.get_description().empty() ? "The weir command line" : node.get_description();
+  out += fmt::format(".SH NAME\n{} \\- {}\n", roff_escape(title), roff_escape(first_line(description)));
+
+  out += fmt::format(".SH SYNOPSIS\n.B {}\n", roff_escape(command));
+  std::vector<const CLI::Option*> positionals;
+  std::vector<const CLI::Option*> options;
+  for (const CLI::Option* o : node.get_options()) {
+    if (o->get_group().empty()) continue;  // hidden
+    if (o->get_lnames().empty() && o->get_snames().empty()) {
+      if (o->get_positional()) positionals.push_back(o);
+      continue;
+    }
+    options.push_back(o);
+  }
+  if (!options.empty()) out += "[\\fIOPTIONS\\fR]\n";
+  for (const CLI::Option* o : positionals) {
+    const std::string name = roff_escape(o->get_name());
+    const std::string more = o->get_expected_max() > 1 ? " ..." : "";
+    out += o->get_required() ? fmt::format("\\fI{}\\fR{}\n", name, more) : fmt::format("[\\fI{}\\fR{}]\n", name, more);
+  }
+  if (!children.empty()) out += "\\fICOMMAND\\fR ...\n";
+
+  out += fmt::format(".SH DESCRIPTION\n{}\n", roff_escape(description));
+  if (!children.empty()) {
+    out += fmt::format(".PP\nRun \\fB{} \\fICOMMAND\\fB \\-\\-help\\fR or see the pages below for each command.\n",
+                       roff_escape(command));
+  }
+
+  out += ".SH OPTIONS\n";
+  if (options.empty() && positionals.empty()) out += "None.\n";
+  for (const CLI::Option* o : positionals) {
+    out += fmt::format(".TP\n.I {}\n{}\n", roff_escape(o->get_name()), roff_escape(o->get_description()));
+  }
+  for (const CLI::Option* o : options) {
+    std::vector<std::string> names;
+    for (const auto& l : o->get_lnames()) names.push_back("\\fB" + roff_escape("--" + l) + "\\fR");
+    for (const auto& n : o->get_snames()) names.push_back("\\fB" + roff_escape("-" + n) + "\\fR");
+    const bool takes_value = o->get_type_size_max() > 0 && o->get_expected_max() > 0;
+    const std::string value = takes_value ? " \\fIVALUE\\fR" : "";
+    out += fmt::format(".TP\n{}{}\n{}\n", joined(names, ", "), value, roff_escape(o->get_description()));
+  }
+
+  if (!children.empty()) {
+    out += ".SH COMMANDS\n";
+    for (const CLI::App* c : children) {
+      out += fmt::format(".TP\n.B {}\n{}\n", roff_escape(c->get_name()), roff_escape(c->get_description()));
+    }
+  }
+
+  std::vector<std::string> see;
+  if (!path.empty()) {
+    std::vector<std::string> parent(words.begin(), words.end() - 1);
+    see.push_back(fmt::format("\\fB{}\\fR(1)", roff_escape(joined(parent, "-"))));
+  }
+  for (const CLI::App* c : children)
+    see.push_back(fmt::format("\\fB{}\\fR(1)", roff_escape(title + "-" + c->get_name())));
+  if (!see.empty()) out += fmt::format(".SH SEE ALSO\n{}\n", joined(see, ",\n"));
+  return out;
+}
+
+// The visible command at `path` under `app`, and the words before its own name in its usage
+// line; an error naming the unknown word otherwise.
+Result<std::pair<const CLI::App*, std::string>, std::string> find_command(const CLI::App& app,
+                                                                          const std::vector<std::string>& path) {
   const CLI::App* node = &app;
-  std::string prefix;  // the words before the node's own name in its usage line
+  std::string prefix;
   for (const auto& word : path) {
     const auto children = visible_children(*node);
     const CLI::App* next = nullptr;
@@ -238,9 +335,32 @@ Result<std::string, std::string> help_text(const CLI::App& app, const std::vecto
     prefix = prefix.empty() ? node->get_name() : prefix + " " + node->get_name();
     node = next;
   }
+  return std::pair<const CLI::App*, std::string>{node, prefix};
+}
+
+}  // namespace
+
+Result<std::string, std::string> help_text(const CLI::App& app, const std::vector<std::string>& path) {
+  auto found = find_command(app, path);
+  if (!found) return unexpected(std::move(found.error()));
+  const auto& [node, prefix] = *found;
   // The formatter itself: App::help() would describe the parsed subcommand (`help`) instead.
   const std::string usage_name = prefix.empty() ? node->get_name() : prefix + " " + node->get_name();
   return node->get_formatter()->make_help(node, usage_name, CLI::AppFormatMode::Normal);
+}
+
+Result<std::string, std::string> man_page(const CLI::App& app, const std::vector<std::string>& path) {
+  auto found = find_command(app, path);
+  if (!found) return unexpected(std::move(found.error()));
+  return roff_page(*found->first, path);
+}
+
+std::vector<std::vector<std::string>> command_paths(const CLI::App& app) {
+  std::vector<Node> nodes;
+  collect(app, {}, nodes);
+  std::vector<std::vector<std::string>> out;
+  for (auto& n : nodes) out.push_back(std::move(n.path));
+  return out;
 }
 
 std::string completion_script(const CLI::App& app, std::string_view shell) {
@@ -263,13 +383,18 @@ void build_app(CLI::App& app, int& exit_code) {
   add_consume_command(app, exit_code);
   add_group_command(app, exit_code);
   add_txn_command(app, exit_code);
-  app.add_subcommand("version", "Print the version")->callback([]() { std::puts("weir 0.1.0"); });
+  app.add_subcommand("version", "Print the version")->callback([]() {
+    print(fmt::format("{} {}\n", kProgram, kVersion));
+  });
 
   auto help_path = std::make_shared<std::vector<std::string>>();
+  auto man = std::make_shared<bool>(false);
   auto* help = app.add_subcommand("help", "Print the help of a command: weir help group seek (as weir group seek --help)");
   help->add_option("command", *help_path, "The command and its subcommands (none: the whole program)");
-  help->callback([&app, help_path, &exit_code]() {
-    auto text = help_text(app, *help_path);
+  help->add_flag("--man", *man,
+                 "Write the command's manual page (roff) instead: weir help --man topic create | man -l -");
+  help->callback([&app, help_path, man, &exit_code]() {
+    auto text = *man ? man_page(app, *help_path) : help_text(app, *help_path);
     if (!text) {
       std::fprintf(stderr, "error: %s\n", text.error().c_str());
       exit_code = kExitUsage;

@@ -105,16 +105,18 @@ asio::awaitable<Result<const client::TopicInfo*, std::string>> Session::wait_for
     if (!md)
       co_return unexpected(fmt::format("cannot read the metadata of topic '{}': {}", topic, md.error().to_string()));
     const client::TopicInfo* info = client_.cluster().topic(topic);
-    if (info != nullptr && info->error_code == 0 && !info->partitions.empty() &&
+    if (info != nullptr && info->error_code == client::codes::kNone && !info->partitions.empty() &&
         std::ranges::all_of(info->partitions, [](const client::PartitionInfo& p) { return p.leader >= 0; })) {
       co_return info;
     }
-    if (info != nullptr && info->error_code != 0 && info->error_code != 3 && !client::is_retriable(info->error_code)) {
+    if (info != nullptr && info->error_code != client::codes::kNone &&
+        info->error_code != client::codes::kUnknownTopicOrPartition && !client::is_retriable(info->error_code)) {
       const client::Error e = client::Error::kafka(info->error_code, "");
       co_return unexpected(fmt::format("topic '{}': {}", topic, e.name()));
     }
-    last = info == nullptr || info->error_code == 3 ? fmt::format("topic '{}' does not exist", topic)
-                                                    : fmt::format("topic '{}' has a partition without a leader", topic);
+    last = info == nullptr || info->error_code == client::codes::kUnknownTopicOrPartition
+               ? fmt::format("topic '{}' does not exist", topic)
+               : fmt::format("topic '{}' has a partition without a leader", topic);
     if (std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= deadline_) co_return unexpected(last);
     pause.expires_after(std::chrono::milliseconds(100));
     co_await pause.async_wait(asio::use_awaitable);
@@ -145,7 +147,7 @@ asio::awaitable<std::map<TopicPartition, std::int64_t>> Session::list_offsets(st
     if (!resp) continue;
     for (const auto& t : resp->topics) {
       for (const auto& p : t.partitions) {
-        if (p.error_code == 0) out[{t.name, p.partition_index}] = p.offset;
+        if (p.error_code == client::codes::kNone) out[{t.name, p.partition_index}] = p.offset;
       }
     }
   }
@@ -166,6 +168,7 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
   client::ClientOptions options;
   options.request_timeout_ms = std::min<std::int64_t>(flags.timeout_ms, 30'000);
   options.default_api_timeout_ms = flags.timeout_ms;
+  std::map<std::string, std::string> command_properties;
   if (!flags.config_file.empty()) {
     auto entries = config::load_properties_file(flags.config_file);
     if (!entries) {
@@ -189,6 +192,8 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
         std::fprintf(stderr, "error: security.protocol=%s: the weir CLI speaks PLAINTEXT only for now\n",
                      value.c_str());
         return kExitUsage;
+      } else if (std::ranges::find(flags.command_keys, key) != flags.command_keys.end()) {
+        command_properties[key] = value;
       } else {
         std::fprintf(stderr, "warning: client config '%s' in %s is not used by the weir CLI\n", key.c_str(),
                      flags.config_file.c_str());
@@ -209,6 +214,7 @@ int run_client(const ClientFlags& flags, std::function<asio::awaitable<int>(Sess
   asio::io_context io;
   client::Client c(io.get_executor(), options);
   Session session(c, flags, client::deadline_after_ms(flags.timeout_ms));
+  session.set_properties(std::move(command_properties));
   int exit_code = kExitFailed;
   std::exception_ptr failure;
   asio::co_spawn(

@@ -34,6 +34,9 @@ struct ClientFlags {
   std::string config_file;  // Kafka client properties (bootstrap.servers, client.id, request.timeout.ms)
   std::int64_t timeout_ms = 30'000;
   std::string output = "text";  // text | json
+  // Client properties the command itself reads from the properties file (e.g. group.protocol):
+  // kept for Session::property() instead of being warned about as unused.
+  std::vector<std::string> command_keys;
 };
 
 // Adds --bootstrap, --command-config (Kafka's tools' name), --timeout and --output to a subcommand.
@@ -52,6 +55,12 @@ class Session {
   [[nodiscard]] client::Deadline deadline() const { return deadline_; }
   // --timeout: for commands that go on past deadline() (produce, consume), per operation.
   [[nodiscard]] std::int64_t timeout_ms() const { return flags_.timeout_ms; }
+  // A property of ClientFlags::command_keys from the properties file, if it is set there.
+  [[nodiscard]] std::optional<std::string> property(const std::string& key) const {
+    const auto it = properties_.find(key);
+    return it == properties_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  void set_properties(std::map<std::string, std::string> properties) { properties_ = std::move(properties); }
 
   // `request` to `target` within the command's deadline (pass named objects: see client.h on GCC 12).
   // kAllRetriable also retries Kafka's retriable codes (COORDINATOR_LOAD_IN_PROGRESS, ...).
@@ -84,6 +93,7 @@ class Session {
   client::Client& client_;
   const ClientFlags& flags_;
   client::Deadline deadline_;
+  std::map<std::string, std::string> properties_;
 };
 
 // Resolves the flags (bootstrap list, client properties), runs `body` on a fresh io_context with a

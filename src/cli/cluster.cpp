@@ -141,7 +141,7 @@ asio::awaitable<int> config_get(Session& s, const ConfigGetArgs& args) {
   auto got = co_await describe_configs(s, r.type, std::move(names), std::move(target), args.all);
   if (!got) co_return s.fail(fmt::format("cannot describe the configs of {}", r.described), got.error());
   const ResourceConfigs& rc = (*got)[r.name];
-  if (rc.error_code != 0) {
+  if (rc.error_code != client::codes::kNone) {
     co_return s.fail_code(fmt::format("cannot describe the configs of {}", r.described), rc.error_code,
                           rc.error_message);
   }
@@ -186,7 +186,7 @@ asio::awaitable<int> config_set(Session& s, const ConfigSetArgs& args) {
   client::Target target = target_of(args.resource);
   auto outcome = co_await change_configs(s, r.type, std::move(name), std::move(change), std::move(target));
   if (!outcome) co_return s.fail(fmt::format("cannot change the configs of {}", r.described), outcome.error());
-  if (outcome->error_code != 0) {
+  if (outcome->error_code != client::codes::kNone) {
     co_return s.fail_code(fmt::format("cannot change the configs of {}", r.described), outcome->error_code,
                           outcome->error_message);
   }

@@ -86,7 +86,7 @@ asio::awaitable<Result<ChangeOutcome, client::Error>> change_configs(Session& s,
   if (!resp) co_return unexpected(std::move(resp.error()));
   ChangeOutcome outcome;
   for (auto& r : resp->responses) {
-    if (r.error_code != 0 && outcome.error_code == 0) {
+    if (r.error_code != client::codes::kNone && outcome.error_code == client::codes::kNone) {
       outcome.error_code = r.error_code;
       outcome.error_message = std::move(r.error_message);
     }

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "cli/client_command.h"
+#include "cli/progress.h"
 #include "client/group_membership.h"
 #include "protocol/gen/fetch_request.h"
 #include "protocol/gen/fetch_response.h"
@@ -29,7 +31,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kOffsetOutOfRange = 1;
 constexpr std::size_t kMaxDecompressedBatch = std::size_t{256} << 20;
 
 struct ConsumeArgs {
@@ -41,7 +42,16 @@ struct ConsumeArgs {
   std::string format = "Partition:{partition}\\t{key}\\t{value}";
   std::int64_t idle_timeout_ms = -1;
   std::string group;  // --group: read as a member of this consumer group
+  std::string group_protocol;  // --group-protocol (else group.protocol from --command-config, else classic)
 };
+
+// group.protocol as Kafka validates it (case-insensitive); nullopt when it is neither.
+std::optional<bool> is_consumer_protocol(std::string value) {
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "classic") return false;
+  if (value == "consumer") return true;
+  return std::nullopt;
+}
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -344,6 +354,7 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
   std::int64_t count = 0;
   std::int64_t last_record_at = now_ms();
   bool refresh = false;
+  Progress progress("consumed", args.max_records, args.max_records >= 0 && !s.json() && stderr_is_terminal());
   while (!stopping && (args.max_records < 0 || count < args.max_records)) {
     if (refresh) {
       std::optional<std::vector<std::string>> again{std::in_place, {args.topic}};
@@ -373,13 +384,13 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
         for (auto& rp : rt.partitions) {
           const std::int32_t p = rp.partition_index;
           if (!position.contains(p)) continue;
-          if (rp.error_code == kOffsetOutOfRange) {
+          if (rp.error_code == client::codes::kOffsetOutOfRange) {
             if (auto e = co_await reset(p, reset_timestamp)) {
               co_return s.fail(fmt::format("cannot reset the position in {}-{}", args.topic, p), *e);
             }
             continue;
           }
-          if (rp.error_code != 0) {
+          if (rp.error_code != client::codes::kNone) {
             if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
               refresh = true;
               continue;
@@ -395,31 +406,47 @@ asio::awaitable<int> consume(Session& s, const ConsumeArgs& args) {
         if (args.max_records >= 0 && count >= args.max_records) break;
       }
       if (!out.empty()) {
+        progress.clear();
         print(out);
         std::fflush(stdout);
         last_record_at = now_ms();
       }
+      progress.update(count);
       if (stopping || (args.max_records >= 0 && count >= args.max_records)) break;
     }
     if (args.idle_timeout_ms >= 0 && now_ms() - last_record_at >= args.idle_timeout_ms) break;
   }
+  progress.clear();
   if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
   co_return kExitOk;
 }
 
-// --group: a member of a classic consumer group (client/group_membership.h). Partitions start at
-// the group's committed offsets, else where --from says (Kafka's auto.offset.reset); what was
-// read is committed every 5 s, before partitions are given up and when the command ends, which
-// also leaves the group.
+// --group: a member of a consumer group (client/group_membership.h), over the classic protocol or
+// with --group-protocol consumer over KIP-848's. Partitions start at the group's committed
+// offsets, else where --from says (Kafka's auto.offset.reset); what was read is committed every
+// 5 s, before partitions are given up and when the command ends, which also leaves the group.
 asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const StartAt& from) {
   const bool read_committed = args.isolation == "read_committed";
   const std::string format = unescape(args.format);
-  auto found = co_await s.wait_for_topic(args.topic);
-  if (!found) co_return s.fail(found.error());
-
   client::GroupMemberConfig config;
   config.group_id = args.group;
   config.topics = {args.topic};
+  const std::optional<std::string> file_protocol = s.property("group.protocol");
+  if (args.group_protocol.empty() && file_protocol) {
+    const auto consumer = is_consumer_protocol(*file_protocol);
+    if (!consumer) {
+      co_return s.fail(
+          fmt::format("Invalid value {} for configuration group.protocol: String must be one of "
+                      "(case insensitive): CLASSIC, CONSUMER",
+                      *file_protocol));
+    }
+    config.consumer_protocol = *consumer;
+  } else {
+    config.consumer_protocol = is_consumer_protocol(args.group_protocol).value_or(false);
+  }
+  config.remote_assignor = s.property("group.remote.assignor");
+  auto found = co_await s.wait_for_topic(args.topic);
+  if (!found) co_return s.fail(found.error());
   client::GroupMembership member(co_await asio::this_coro::executor, s.client().options(), std::move(config));
   member.on_warning = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
   member.start();
@@ -431,6 +458,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
   std::int64_t count = 0;
   std::int64_t last_record_at = now_ms();
   bool refresh = false;
+  Progress progress("consumed", args.max_records, args.max_records >= 0 && !s.json() && stderr_is_terminal());
   std::optional<std::string> failed;
   std::optional<client::Error> cause;
   const auto limit_reached = [&] { return args.max_records >= 0 && count >= args.max_records; };
@@ -505,7 +533,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
           const client::TopicPartition tp{args.topic, p};
           const auto position = member.position(tp);
           if (!sent.contains(p) || position != sent[p]) continue;
-          if (rp.error_code == kOffsetOutOfRange) {
+          if (rp.error_code == client::codes::kOffsetOutOfRange) {
             std::string topic = args.topic;
             auto o = co_await offset_for(s, std::move(topic), p, reset_timestamp);
             if (!o) {
@@ -516,7 +544,7 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
             if (member.epoch() == epoch) member.seek(tp, *o);
             continue;
           }
-          if (rp.error_code != 0) {
+          if (rp.error_code != client::codes::kNone) {
             if (client::is_retriable(rp.error_code) || client::is_stale_metadata(rp.error_code)) {
               refresh = true;
               continue;
@@ -537,15 +565,18 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
         if (failed || limit_reached()) break;
       }
       if (!out.empty()) {
+        progress.clear();
         print(out);
         std::fflush(stdout);
         last_record_at = now_ms();
       }
+      progress.update(count);
       if (failed || stopping || limit_reached() || member.epoch() != epoch) break;
     }
   }
   co_await member.close();
   if (failed) co_return s.fail(*failed, cause);
+  progress.clear();
   if (!s.json()) std::fprintf(stderr, "Processed a total of %lld messages\n", static_cast<long long>(count));
   co_return kExitOk;
 }
@@ -566,6 +597,11 @@ void add_consume_command(CLI::App& app, int& exit_code) {
                                 "other members (cooperative-sticky, or range), start at its committed offsets (else "
                                 "--from: beginning, end or a time) and what was read is committed");
   partition->excludes(group);
+  cmd->add_option("--group-protocol", args->group_protocol,
+                  "With --group: classic (JoinGroup/SyncGroup, the default, as kafka-console-consumer) or consumer "
+                  "(KIP-848: the broker assigns); also group.protocol in --command-config")
+      ->check(CLI::IsMember({"classic", "consumer"}, CLI::ignore_case))
+      ->needs(group);
   cmd->add_option("-n,--max-records", args->max_records, "Stop after this many records")->check(CLI::NonNegativeNumber);
   cmd->add_option("--isolation", args->isolation, "read_uncommitted (default) or read_committed")
       ->check(CLI::IsMember({"read_uncommitted", "read_committed"}));
@@ -587,6 +623,7 @@ void add_consume_command(CLI::App& app, int& exit_code) {
         return;
       }
     }
+    flags->command_keys = {"group.protocol", "group.remote.assignor"};
     exit_code = run_client(*flags, [args](Session& s) { return consume(s, *args); });
   });
 }

@@ -81,7 +81,8 @@ asio::awaitable<Result<std::vector<std::string>, Failure>> consumer_group_names(
     auto resp = co_await s.send(std::move(node), std::move(req), client::RetryOn::kAllRetriable);
     const std::string what = fmt::format("cannot list the groups of broker {}", b.node_id);
     if (!resp) co_return unexpected(Failure{what, resp.error()});
-    if (resp->error_code != 0) co_return unexpected(Failure{what, client::Error::kafka(resp->error_code, "")});
+    if (resp->error_code != client::codes::kNone)
+      co_return unexpected(Failure{what, client::Error::kafka(resp->error_code, "")});
     for (const auto& g : resp->groups) {
       if (g.protocol_type == "consumer" || g.protocol_type.empty()) names.insert(g.group_id);
     }
@@ -123,13 +124,16 @@ asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, client::Error>> c
   auto fetched = co_await s.client().send(std::move(coordinator), std::move(oreq), std::move(options));
   if (!fetched) co_return unexpected(fetched.error());
   const std::int16_t group_error =
-      fetched->error_code != 0 ? fetched->error_code : (fetched->groups.empty() ? 0 : fetched->groups[0].error_code);
-  if (group_error != 0) co_return unexpected(client::Error::kafka(group_error, ""));
+      fetched->error_code != client::codes::kNone
+          ? fetched->error_code
+          : (fetched->groups.empty() ? std::int16_t{client::codes::kNone} : fetched->groups[0].error_code);
+  if (group_error != client::codes::kNone) co_return unexpected(client::Error::kafka(group_error, ""));
   std::map<TopicPartition, std::int64_t> committed;
   const auto take = [&committed](const auto& topics) {
     for (const auto& t : topics) {
       for (const auto& p : t.partitions) {
-        if (p.error_code == 0 && p.committed_offset >= 0) committed[{t.name, p.partition_index}] = p.committed_offset;
+        if (p.error_code == client::codes::kNone && p.committed_offset >= 0)
+          committed[{t.name, p.partition_index}] = p.committed_offset;
       }
     }
   };
@@ -173,11 +177,11 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
   if (described->groups.empty())
     co_return s.fail(fmt::format("group '{}': the broker returned no description", args.group));
   const auto& g = described->groups.front();
-  constexpr std::int16_t kGroupIdNotFound = 69;
-  if (g.error_code == kGroupIdNotFound || (g.error_code == 0 && g.group_state == "Dead")) {
+  if (g.error_code == client::codes::kGroupIdNotFound ||
+      (g.error_code == client::codes::kNone && g.group_state == "Dead")) {
     co_return s.fail(fmt::format("consumer group '{}' does not exist", args.group));
   }
-  if (g.error_code != 0) {
+  if (g.error_code != client::codes::kNone) {
     co_return s.fail_code(fmt::format("cannot describe group '{}'", args.group), g.error_code, g.error_message);
   }
   if (args.members) co_return co_await describe_members(s, args, g);
@@ -466,7 +470,7 @@ asio::awaitable<Result<std::vector<TopicPartition>, std::string>> resolve_scopes
     if (!md) co_return unexpected(fmt::format("cannot read the topics' metadata: {}", md.error().to_string()));
     for (const auto& name : whole) {
       const client::TopicInfo* t = s.client().cluster().topic(name);
-      if (t == nullptr || t->error_code != 0 || t->partitions.empty()) {
+      if (t == nullptr || t->error_code != client::codes::kNone || t->partitions.empty()) {
         co_return unexpected(fmt::format("topic '{}' does not exist", name));
       }
       for (const auto& p : t->partitions) out.emplace(name, p.partition);
@@ -484,9 +488,9 @@ asio::awaitable<Result<std::string, client::Error>> group_state(Session& s, std:
   if (!described) co_return unexpected(described.error());
   if (described->groups.empty()) co_return std::string("Dead");
   const auto& g = described->groups.front();
-  constexpr std::int16_t kGroupIdNotFound = 69;
-  if (g.error_code == kGroupIdNotFound) co_return std::string("Dead");
-  if (g.error_code != 0) co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
+  if (g.error_code == client::codes::kGroupIdNotFound) co_return std::string("Dead");
+  if (g.error_code != client::codes::kNone)
+    co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
   co_return g.group_state;
 }
 
@@ -670,7 +674,7 @@ asio::awaitable<Result<OffsetPlan, Failure>> seek_one_group(Session& s, const Se
     }
     for (const auto& t : resp->topics) {
       for (const auto& p : t.partitions) {
-        if (p.error_code != 0) {
+        if (p.error_code != client::codes::kNone) {
           co_return unexpected(
               Failure{fmt::format("cannot commit the offset of {}-{} for group '{}'", t.name, p.partition_index,
                                       group),
@@ -795,16 +799,16 @@ std::string error_text(std::int16_t code) {
   const std::string name(client::Error::kafka(code, "").name());
   const char* meaning = nullptr;
   switch (code) {
-    case 3:
+    case client::codes::kUnknownTopicOrPartition:
       meaning = "the cluster has no such topic or partition";
       break;
-    case 68:
+    case client::codes::kNonEmptyGroup:
       meaning = "the group is not empty";
       break;
-    case 69:
+    case client::codes::kGroupIdNotFound:
       meaning = "the group does not exist";
       break;
-    case 86:
+    case client::codes::kGroupSubscribedToTopic:
       meaning = "the group is subscribed to the topic";
       break;
     default:
@@ -826,8 +830,8 @@ asio::awaitable<int> delete_groups(Session& s, const DeleteArgs& args) {
       failed.emplace_back(group, resp.error().to_string());
       continue;
     }
-    std::int16_t code = resp->results.empty() ? 0 : resp->results.front().error_code;
-    if (code == 0) {
+    std::int16_t code = resp->results.empty() ? std::int16_t{client::codes::kNone} : resp->results.front().error_code;
+    if (code == client::codes::kNone) {
       deleted.push_back(group);
     } else {
       failed.emplace_back(group, error_text(code));
@@ -899,8 +903,7 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
       for (const auto& p : t.partitions) status[{t.name, p.partition_index}] = p.error_code;
     }
   }
-  constexpr std::int16_t kGroupIdNotFound = 69;
-  if (group_error == kGroupIdNotFound || (group_error != 0 && status.empty())) {
+  if (group_error == client::codes::kGroupIdNotFound || (group_error != client::codes::kNone && status.empty())) {
     co_return s.fail_code(fmt::format("cannot delete the offsets of group '{}'", args.group), group_error,
                           std::nullopt);
   }
@@ -910,14 +913,13 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
     std::int16_t code;
   };
   std::vector<Line> lines;
-  constexpr std::int16_t kUnknownTopicOrPartition = 3;
-  for (const auto& t : unknown) lines.push_back({t, std::nullopt, kUnknownTopicOrPartition});
+  for (const auto& t : unknown) lines.push_back({t, std::nullopt, client::codes::kUnknownTopicOrPartition});
   for (const auto& tp : parts) {
     auto it = status.find(tp);
     lines.push_back({tp.first, tp.second, it == status.end() ? group_error : it->second});
   }
   std::ranges::stable_sort(lines, [](const Line& a, const Line& b) { return a.topic < b.topic; });
-  const bool all_ok = std::ranges::all_of(lines, [](const Line& l) { return l.code == 0; });
+  const bool all_ok = std::ranges::all_of(lines, [](const Line& l) { return l.code == client::codes::kNone; });
   if (s.json()) {
     Json j;
     j.begin_object().key("group").value(args.group).key("partitions").begin_array();
@@ -925,7 +927,7 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
       j.begin_object().key("topic").value(l.topic).key("partition");
       j.value(l.partition);
       j.key("error");
-      if (l.code == 0) {
+      if (l.code == client::codes::kNone) {
         j.null();
       } else {
         j.value(client::Error::kafka(l.code, "").name());
@@ -943,7 +945,7 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
   out += fmt::format("\n{:<{}} {:<10} {:<15}\n", "TOPIC", tw, "PARTITION", "STATUS");
   for (const auto& l : lines) {
     out += fmt::format("{:<{}} {:<10} {:<15}\n", l.topic, tw, l.partition ? std::to_string(*l.partition) : "-",
-                       l.code == 0 ? std::string("Successful") : "Error: " + error_text(l.code));
+                       l.code == client::codes::kNone ? std::string("Successful") : "Error: " + error_text(l.code));
   }
   print(out);
   co_return all_ok ? kExitOk : kExitFailed;

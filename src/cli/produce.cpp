@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "cli/client_command.h"
+#include "cli/progress.h"
 #include "client/partitioner.h"
 #include "protocol/gen/init_producer_id_request.h"
 #include "protocol/record/compression.h"
@@ -142,7 +143,7 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
     client::Target any = client::target::AnyNode{};
     auto r = co_await s.send(std::move(any), std::move(init), client::RetryOn::kAllRetriable);
     if (!r) co_return s.fail("cannot start an idempotent producer (InitProducerId)", r.error());
-    if (r->error_code != 0) {
+    if (r->error_code != client::codes::kNone) {
       co_return s.fail_code("cannot start an idempotent producer (InitProducerId)", r->error_code, std::nullopt);
     }
     producer_id = r->producer_id;
@@ -167,6 +168,7 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
   std::int64_t line_number = 0;
   std::int64_t total = 0;
   std::string verbose_out;
+  Progress progress("produced", std::nullopt, !s.json() && !args.verbose && stderr_is_terminal());
   for (;;) {
     auto lines = reader.next(static_cast<std::size_t>(args.batch_bytes));
     if (!lines) co_return s.fail(lines.error());
@@ -232,6 +234,7 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
       }
       ps.records += count;
       total += count;
+      progress.update(total);
       if (args.verbose && !s.json()) {
         for (std::int64_t i = 0; i < count; ++i) {
           verbose_out += result->base_offset >= 0 ? fmt::format("{}-{}@{}\n", args.topic, p, result->base_offset + i)
@@ -243,6 +246,7 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
     }
   }
 
+  progress.clear();
   if (s.json()) {
     Json j;
     j.begin_object().key("topic").value(args.topic).key("records").value(total).key("partitions").begin_array();

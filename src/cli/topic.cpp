@@ -19,8 +19,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kUnknownTopicOrPartition = 3;
-constexpr std::int16_t kTopicAlreadyExists = 36;
 
 // "key=value" into its parts; false without '=' or with an empty key.
 bool split_assignment(const std::string& text, std::pair<std::string, std::string>& out) {
@@ -117,8 +115,8 @@ asio::awaitable<int> create_topic(Session& s, const CreateArgs& args) {
   if (results->empty())
     co_return s.fail(fmt::format("cannot create topic '{}': the broker returned no result", args.name));
   const auto& r = results->front();
-  const bool existed = r.error_code == kTopicAlreadyExists;
-  if (r.error_code != 0 && !(existed && args.if_not_exists)) {
+  const bool existed = r.error_code == client::codes::kTopicAlreadyExists;
+  if (r.error_code != client::codes::kNone && !(existed && args.if_not_exists)) {
     co_return s.fail_code(fmt::format("cannot create topic '{}'", args.name), r.error_code, r.error_message);
   }
   if (s.json()) {
@@ -159,15 +157,15 @@ asio::awaitable<int> delete_topics(Session& s, const DeleteArgs& args) {
   std::vector<std::pair<std::string, bool>> deleted;  // name, whether it existed
   for (const auto& r : resp->responses) {
     const std::string name = r.name.value_or("");
-    if (r.error_code == kUnknownTopicOrPartition && args.if_exists) {
+    if (r.error_code == client::codes::kUnknownTopicOrPartition && args.if_exists) {
       deleted.emplace_back(name, false);
       continue;
     }
-    if (r.error_code == kUnknownTopicOrPartition) {
+    if (r.error_code == client::codes::kUnknownTopicOrPartition) {
       status = co_await unknown_topic(s, name);
       continue;
     }
-    if (r.error_code != 0) {
+    if (r.error_code != client::codes::kNone) {
       status = s.fail_code(fmt::format("cannot delete topic '{}'", name), r.error_code, r.error_message);
       continue;
     }
@@ -209,8 +207,8 @@ asio::awaitable<int> add_partitions(Session& s, const AddPartitionsArgs& args) {
   auto resp = co_await s.send(std::move(target), std::move(req));
   if (!resp) co_return s.fail(fmt::format("cannot add partitions to topic '{}'", args.name), resp.error());
   for (const auto& r : resp->results) {
-    if (r.error_code == kUnknownTopicOrPartition) co_return co_await unknown_topic(s, args.name);
-    if (r.error_code != 0) {
+    if (r.error_code == client::codes::kUnknownTopicOrPartition) co_return co_await unknown_topic(s, args.name);
+    if (r.error_code != client::codes::kNone) {
       co_return s.fail_code(fmt::format("cannot add partitions to topic '{}'", args.name), r.error_code,
                             r.error_message);
     }
@@ -242,8 +240,8 @@ asio::awaitable<int> alter_config(Session& s, const AlterConfigArgs& args) {
   client::Target target = client::target::AnyNode{};
   auto outcome = co_await change_configs(s, kTopicResource, std::move(name), std::move(change), std::move(target));
   if (!outcome) co_return s.fail(fmt::format("cannot change the configs of topic '{}'", args.name), outcome.error());
-  if (outcome->error_code == kUnknownTopicOrPartition) co_return co_await unknown_topic(s, args.name);
-  if (outcome->error_code != 0) {
+  if (outcome->error_code == client::codes::kUnknownTopicOrPartition) co_return co_await unknown_topic(s, args.name);
+  if (outcome->error_code != client::codes::kNone) {
     co_return s.fail_code(fmt::format("cannot change the configs of topic '{}'", args.name), outcome->error_code,
                           outcome->error_message);
   }
@@ -280,7 +278,7 @@ asio::awaitable<OffsetsByPartition> partition_offsets(Session& s, const protocol
   OffsetsByPartition out;
   std::vector<TopicPartition> parts;
   for (const auto& t : md.topics) {
-    if (!t.name || t.error_code != 0) continue;
+    if (!t.name || t.error_code != client::codes::kNone) continue;
     for (const auto& p : t.partitions) {
       out[{*t.name, p.partition_index}] = {};
       parts.emplace_back(*t.name, p.partition_index);
@@ -302,8 +300,8 @@ asio::awaitable<int> describe_topics(Session& s, const DescribeArgs& args) {
   std::vector<const protocol::MetadataResponse::MetadataResponseTopic*> topics;
   for (const auto& t : md->topics) {
     if (!t.name) continue;
-    if (t.error_code == kUnknownTopicOrPartition) co_return co_await unknown_topic(s, *t.name);
-    if (t.error_code != 0) {
+    if (t.error_code == client::codes::kUnknownTopicOrPartition) co_return co_await unknown_topic(s, *t.name);
+    if (t.error_code != client::codes::kNone) {
       co_return s.fail_code(fmt::format("cannot describe topic '{}'", *t.name), t.error_code, std::nullopt);
     }
     if (args.exclude_internal && t.is_internal) continue;

@@ -22,7 +22,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::int16_t kTransactionalIdNotFound = 105;
 constexpr std::size_t kMaxBatch = 500;  // partitions per DescribeProducers, as kafka-transactions sends them
 
 std::int64_t now_ms() {
@@ -57,7 +56,7 @@ asio::awaitable<Result<const client::TopicInfo*, std::string>> topic_info(Sessio
   if (!md)
     co_return unexpected(fmt::format("cannot read the metadata of topic '{}': {}", topic, md.error().to_string()));
   const client::TopicInfo* t = s.client().cluster().topic(topic);
-  if (t == nullptr || t->error_code != 0 || t->partitions.empty()) {
+  if (t == nullptr || t->error_code != client::codes::kNone || t->partitions.empty()) {
     co_return unexpected(fmt::format("topic '{}' does not exist", topic));
   }
   co_return t;
@@ -89,7 +88,7 @@ asio::awaitable<int> list_transactions(Session& s, const ListArgs& args) {
     client::Target node = client::target::Node{id};
     auto resp = co_await s.send(std::move(node), std::move(req), client::RetryOn::kAllRetriable);
     if (!resp) co_return s.fail(fmt::format("cannot list the transactions of broker {}", id), resp.error());
-    if (resp->error_code != 0) {
+    if (resp->error_code != client::codes::kNone) {
       co_return s.fail_code(fmt::format("cannot list the transactions of broker {}", id), resp->error_code,
                             std::nullopt);
     }
@@ -127,7 +126,7 @@ asio::awaitable<Result<Described, client::Error>> describe_one(Session& s, std::
   if (!resp) co_return unexpected(resp.error());
   if (resp->transaction_states.empty()) co_return unexpected(client::Error::protocol("no transaction state answered"));
   Described d{where->node_id, resp->transaction_states.front()};
-  if (d.state.error_code != 0) co_return unexpected(client::Error::kafka(d.state.error_code, ""));
+  if (d.state.error_code != client::codes::kNone) co_return unexpected(client::Error::kafka(d.state.error_code, ""));
   co_return d;
 }
 
@@ -143,7 +142,7 @@ std::vector<std::string> partitions_of(const protocol::DescribeTransactionsRespo
 asio::awaitable<int> describe_transaction(Session& s, const DescribeArgs& args) {
   auto d = co_await describe_one(s, args.transactional_id);
   if (!d) {
-    if (d.error().code == kTransactionalIdNotFound) {
+    if (d.error().code == client::codes::kTransactionalIdNotFound) {
       co_return s.fail(fmt::format("transactional id '{}' does not exist", args.transactional_id));
     }
     co_return s.fail(fmt::format("cannot describe transactional id '{}'", args.transactional_id), d.error());
@@ -216,7 +215,7 @@ asio::awaitable<Result<ProducerStates, client::Error>> describe_producers(Sessio
       for (auto& t : resp->topics) {
         for (auto& p : t.partitions) {
           const TopicPartition tp{t.name, p.partition_index};
-          if (p.error_code != 0) {
+          if (p.error_code != client::codes::kNone) {
             out.errors[tp] = {p.error_code, p.error_message.value_or("")};
           } else {
             out.producers[tp] = std::move(p.active_producers);
@@ -298,7 +297,7 @@ asio::awaitable<int> find_hanging(Session& s, const HangingArgs& args) {
     auto md = co_await s.client().metadata(std::move(wanted), s.deadline());
     if (!md) co_return s.fail("cannot read the topics' metadata", md.error());
     for (const auto& t : md->topics) {
-      if (!t.name || t.error_code != 0) {
+      if (!t.name || t.error_code != client::codes::kNone) {
         if (!args.topic.empty()) co_return s.fail(fmt::format("topic '{}' does not exist", args.topic));
         continue;
       }
@@ -351,7 +350,7 @@ asio::awaitable<int> find_hanging(Session& s, const HangingArgs& args) {
       if (expected.contains(tid)) continue;
       auto d = co_await describe_one(s, tid);
       if (!d) {
-        if (d.error().code != kTransactionalIdNotFound) {
+        if (d.error().code != client::codes::kTransactionalIdNotFound) {
           co_return s.fail(fmt::format("cannot describe transactional id '{}'", tid), d.error());
         }
         expected[tid] = std::nullopt;
@@ -456,7 +455,7 @@ asio::awaitable<int> abort_transaction(Session& s, const AbortArgs& args) {
   for (const auto& marker : resp->markers) {
     for (const auto& rt : marker.topics) {
       for (const auto& p : rt.partitions) {
-        if (p.error_code != 0) co_return s.fail_code(what, p.error_code, std::nullopt);
+        if (p.error_code != client::codes::kNone) co_return s.fail_code(what, p.error_code, std::nullopt);
       }
     }
   }

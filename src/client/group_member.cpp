@@ -40,6 +40,22 @@ void GroupMember::reset(bool keep_member_id) {
   rejoin_needed_ = true;
 }
 
+std::optional<Next> GroupMember::rejoin_after(std::int16_t code) {
+  switch (code) {
+    case codes::kRebalanceInProgress:
+      rejoin_needed_ = true;
+      return Next::kRejoin;
+    case codes::kUnknownMemberId:
+      reset(false);
+      return Next::kRejoin;
+    case codes::kIllegalGeneration:
+      reset(true);
+      return Next::kRejoin;
+    default:
+      return std::nullopt;
+  }
+}
+
 Next GroupMember::fatal(std::int16_t code, std::string message) {
   error_ = Error::kafka(code, std::move(message));
   return Next::kFatal;
@@ -220,16 +236,8 @@ Next GroupMember::on_sync_response(const protocol::SyncGroupResponse& response, 
     case codes::kNotCoordinator:
       rejoin_needed_ = true;
       return Next::kFindCoordinator;
-    case codes::kRebalanceInProgress:
-      rejoin_needed_ = true;
-      return Next::kRejoin;
-    case codes::kUnknownMemberId:
-      reset(false);
-      return Next::kRejoin;
-    case codes::kIllegalGeneration:
-      reset(true);
-      return Next::kRejoin;
     default:
+      if (auto next = rejoin_after(code)) return *next;
       return fatal(code, fmt::format("cannot sync group '{}'", config_.group_id));
   }
 }
@@ -269,11 +277,13 @@ bool GroupMember::can_commit() const noexcept {
   return state_ == MemberState::kStable && generation_ >= 0 && !member_id_.empty();
 }
 
-protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPartition, std::int64_t>& offsets) const {
+protocol::OffsetCommitRequest offset_commit_request(const std::string& group_id, const std::string& member_id,
+                                                    std::int32_t generation_or_epoch,
+                                                    const std::map<TopicPartition, std::int64_t>& offsets) {
   protocol::OffsetCommitRequest r;
-  r.group_id = config_.group_id;
-  r.generation_id_or_member_epoch = generation_;
-  r.member_id = member_id_;
+  r.group_id = group_id;
+  r.generation_id_or_member_epoch = generation_or_epoch;
+  r.member_id = member_id;
   for (const auto& [tp, offset] : offsets) {
     if (r.topics.empty() || r.topics.back().name != tp.first) r.topics.emplace_back().name = tp.first;
     auto& p = r.topics.back().partitions.emplace_back();
@@ -284,40 +294,36 @@ protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPa
   return r;
 }
 
-Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {
+protocol::OffsetCommitRequest GroupMember::commit_request(const std::map<TopicPartition, std::int64_t>& offsets) const {
+  return offset_commit_request(config_.group_id, member_id_, generation_, offsets);
+}
+
+std::optional<Error> first_commit_error(const protocol::OffsetCommitResponse& response) {
   for (const auto& t : response.topics) {
     for (const auto& p : t.partitions) {
-      const std::int16_t code = p.error_code;
-      if (code == codes::kNone) continue;
-      const std::string what = fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index);
-      switch (code) {
-        case codes::kCoordinatorLoadInProgress:
-        case codes::kUnknownTopicOrPartition:
-          error_ = Error::kafka(code, what);
-          return Next::kRetry;
-        case codes::kCoordinatorNotAvailable:
-        case codes::kNotCoordinator:
-        case codes::kRequestTimedOut:
-          error_ = Error::kafka(code, what);
-          return Next::kFindCoordinator;
-        case codes::kRebalanceInProgress:
-          error_ = Error::kafka(code, what);
-          rejoin_needed_ = true;
-          return Next::kRejoin;
-        case codes::kUnknownMemberId:
-          error_ = Error::kafka(code, what);
-          reset(false);
-          return Next::kRejoin;
-        case codes::kIllegalGeneration:
-          error_ = Error::kafka(code, what);
-          reset(true);
-          return Next::kRejoin;
-        default:
-          return fatal(code, what);
-      }
+      if (p.error_code == codes::kNone) continue;
+      return Error::kafka(p.error_code, fmt::format("cannot commit the offset of {}-{}", t.name, p.partition_index));
     }
   }
-  return Next::kContinue;
+  return std::nullopt;
+}
+
+Next GroupMember::on_commit_response(const protocol::OffsetCommitResponse& response) {
+  auto failed = first_commit_error(response);
+  if (!failed) return Next::kContinue;
+  const std::int16_t code = failed->code;
+  error_ = std::move(*failed);
+  switch (code) {
+    case codes::kCoordinatorLoadInProgress:
+    case codes::kUnknownTopicOrPartition:
+      return Next::kRetry;
+    case codes::kCoordinatorNotAvailable:
+    case codes::kNotCoordinator:
+    case codes::kRequestTimedOut:
+      return Next::kFindCoordinator;
+    default:
+      return rejoin_after(code).value_or(Next::kFatal);
+  }
 }
 
 std::optional<protocol::LeaveGroupRequest> GroupMember::leave_request(std::string reason) {

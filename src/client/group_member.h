@@ -57,6 +57,10 @@ struct GroupMemberConfig {
   std::int64_t heartbeat_interval_ms = 3'000;    // heartbeat.interval.ms
   std::int64_t auto_commit_interval_ms = 5'000;  // auto.commit.interval.ms
   std::int64_t retry_backoff_ms = 100;           // retry.backoff.ms
+  // group.protocol: the classic protocol (JoinGroup, this file) or the consumer group protocol
+  // (KIP-848, consumer_group_member.h, where the coordinator assigns and `assignors` is unused).
+  bool consumer_protocol = false;
+  std::optional<std::string> remote_assignor;  // group.remote.assignor (consumer protocol)
 };
 
 enum class MemberState : std::uint8_t { kUnjoined, kJoining, kSyncing, kStable };
@@ -87,6 +91,14 @@ struct JoinPreparation {
   std::vector<TopicPartition> revoked;  // commit their positions first (eager protocol)
   std::vector<TopicPartition> lost;     // the generation was reset: drop without a commit
 };
+
+// An OffsetCommit of `offsets` by a member (a classic generation or a consumer-group epoch).
+[[nodiscard]] protocol::OffsetCommitRequest offset_commit_request(
+    const std::string& group_id, const std::string& member_id, std::int32_t generation_or_epoch,
+    const std::map<TopicPartition, std::int64_t>& offsets);
+
+// The first partition an OffsetCommit answer failed for, as a Kafka error naming it.
+[[nodiscard]] std::optional<Error> first_commit_error(const protocol::OffsetCommitResponse& response);
 
 class GroupMember {
  public:
@@ -144,6 +156,10 @@ class GroupMember {
   // Back to Unjoined without generation (and without member id unless kept); a rejoin is due.
   void reset(bool keep_member_id);
   Next fatal(std::int16_t code, std::string message);
+  // SyncGroup's and OffsetCommit's answer to a generation the coordinator moved past: a rejoin
+  // (REBALANCE_IN_PROGRESS; UNKNOWN_MEMBER_ID as a new member; ILLEGAL_GENERATION without a
+  // generation), nullopt for other codes.
+  std::optional<Next> rejoin_after(std::int16_t code);
   [[nodiscard]] protocol::Bytes subscription_for(const std::string& assignor) const;
 
   GroupMemberConfig config_;

@@ -10,6 +10,7 @@
 #include <exception>
 #include <utility>
 
+#include "protocol/gen/consumer_group_heartbeat_response.h"
 #include "protocol/gen/heartbeat_response.h"
 #include "protocol/gen/leave_group_response.h"
 #include "protocol/gen/offset_fetch_request.h"
@@ -36,9 +37,11 @@ GroupMembership::GroupMembership(asio::any_io_executor executor, ClientOptions c
     : executor_(executor),
       client_options_(std::move(client_options)),
       client_(std::make_unique<Client>(executor, client_options_)),
-      member_(std::move(config)),
+      member_(config),
       wake_(executor),
-      finished_(executor, Clock::time_point::max()) {}
+      finished_(executor, Clock::time_point::max()) {
+  if (config.consumer_protocol) consumer_.emplace(std::move(config), Uuid::random().to_string());
+}
 
 GroupMembership::~GroupMembership() {
   if (client_) client_->stop();
@@ -69,9 +72,17 @@ asio::awaitable<void> GroupMembership::close() {
   for (auto& c : retired_) c->stop();
 }
 
-std::vector<TopicPartition> GroupMembership::assignment() const {
-  return {member_.owned().begin(), member_.owned().end()};
+const std::set<TopicPartition>& GroupMembership::owned() const noexcept {
+  return consumer_ ? consumer_->owned() : member_.owned();
 }
+
+bool GroupMembership::can_commit() const noexcept { return consumer_ ? consumer_->can_commit() : member_.can_commit(); }
+
+std::int64_t GroupMembership::backoff_ms() const {
+  return std::min<std::int64_t>(kMaxBackoffMs, member_.config().retry_backoff_ms << std::min(failures_, 4));
+}
+
+std::vector<TopicPartition> GroupMembership::assignment() const { return {owned().begin(), owned().end()}; }
 
 std::optional<std::int64_t> GroupMembership::position(const TopicPartition& tp) const {
   const auto it = positions_.find(tp);
@@ -79,10 +90,30 @@ std::optional<std::int64_t> GroupMembership::position(const TopicPartition& tp) 
 }
 
 void GroupMembership::seek(const TopicPartition& tp, std::int64_t offset) {
-  if (member_.owned().contains(tp)) positions_[tp] = offset;
+  if (owned().contains(tp)) positions_[tp] = offset;
 }
 
 Deadline GroupMembership::request_deadline() const { return deadline_after_ms(client_options_.request_timeout_ms); }
+
+template <class Request>
+asio::awaitable<Result<ResponseOf<Request>, Error>> GroupMembership::to_coordinator(
+    Request request, std::optional<std::int16_t> max_version) {
+  CallOptions options;
+  options.deadline = request_deadline();
+  options.max_version = max_version;
+  Target to = coordinator_of(member_.config());
+  co_return co_await client_->send(std::move(to), std::move(request), std::move(options));
+}
+
+template <class Request>
+asio::awaitable<std::optional<ResponseOf<Request>>> GroupMembership::send_leave(Request request) {
+  auto response = co_await to_coordinator(std::move(request));
+  if (!response) {
+    if (on_warning) on_warning(fmt::format("leaving the group failed: {}", response.error().to_string()));
+    co_return std::nullopt;
+  }
+  co_return std::move(*response);
+}
 
 void GroupMembership::fail(Error error) {
   if (!failure_) failure_ = std::move(error);
@@ -107,6 +138,10 @@ asio::awaitable<void> GroupMembership::sleep_ms(std::int64_t ms) {
 asio::awaitable<void> GroupMembership::run() {
   try {
     while (!closing_ && !failure_) {
+      if (consumer_) {
+        co_await run_consumer_protocol();
+        continue;
+      }
       if (member_.rejoin_needed() || member_.state() != MemberState::kStable) {
         co_await rebalance();
         continue;
@@ -160,9 +195,6 @@ asio::awaitable<void> GroupMembership::rebalance() {
     if (on_assignment) on_assignment(change);
   }
 
-  const auto backoff_ms = [this] {
-    return std::min<std::int64_t>(kMaxBackoffMs, member_.config().retry_backoff_ms << std::min(failures_, 4));
-  };
   const auto call_failed = [&](const Error& e) {
     ++failures_;
     if (!e.retriable() && e.kind != ErrorKind::kTimeout) fail(e);
@@ -276,10 +308,7 @@ asio::awaitable<void> GroupMembership::heartbeat() {
   const GroupMemberConfig& config = member_.config();
   next_heartbeat_ = Clock::now() + std::chrono::milliseconds(config.heartbeat_interval_ms);
   auto request = member_.heartbeat_request();
-  CallOptions options;
-  options.deadline = request_deadline();
-  Target to = coordinator_of(config);
-  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  auto response = co_await to_coordinator(std::move(request));
   if (closing_) co_return;
   if (!response) {
     // Kafka's heartbeat thread tries again after retry.backoff.ms; a member the coordinator
@@ -297,8 +326,150 @@ asio::awaitable<void> GroupMembership::heartbeat() {
   }
 }
 
+asio::awaitable<void> GroupMembership::run_consumer_protocol() {
+  ConsumerGroupMember& m = *consumer_;
+  const auto now = Clock::now();
+  if (m.state() == ConsumerMemberState::kReconciling && now >= next_reconcile_) {
+    co_await reconcile();
+    co_return;
+  }
+  if (m.heartbeat_now() || now >= next_heartbeat_) {
+    co_await consumer_heartbeat();
+    co_return;
+  }
+  if (m.can_commit() && now >= next_commit_) {
+    next_commit_ = now + std::chrono::milliseconds(m.config().auto_commit_interval_ms);
+    std::optional<std::vector<TopicPartition>> all;
+    (void)co_await commit(std::move(all));
+    co_return;
+  }
+  auto wake_at = std::min(next_heartbeat_, m.can_commit() ? next_commit_ : Clock::time_point::max());
+  if (m.state() == ConsumerMemberState::kReconciling) wake_at = std::min(wake_at, next_reconcile_);
+  wake_.expires_at(wake_at);
+  boost::system::error_code ignored;
+  co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+}
+
+asio::awaitable<void> GroupMembership::consumer_heartbeat() {
+  ConsumerGroupMember& m = *consumer_;
+  const GroupMemberConfig& config = m.config();
+  auto request = m.heartbeat_request(topic_ids_);
+  auto response = co_await to_coordinator(std::move(request));
+  if (closing_) co_return;
+  if (!response) {
+    ++failures_;
+    m.heartbeat_failed();
+    const Error& e = response.error();
+    if (!e.retriable() && e.kind != ErrorKind::kTimeout) fail(e);
+    next_heartbeat_ = Clock::now() + std::chrono::milliseconds(backoff_ms());
+    co_return;
+  }
+  std::vector<TopicPartition> lost;
+  const Next next = m.on_heartbeat_response(*response, lost);
+  const auto now = Clock::now();
+  switch (next) {
+    case Next::kFatal:
+      fail(m.error());
+      co_return;
+    case Next::kRetry:
+    case Next::kFindCoordinator:
+      ++failures_;
+      next_heartbeat_ = now + std::chrono::milliseconds(backoff_ms());
+      if (next == Next::kFindCoordinator) {
+        std::string group = config.group_id;
+        (void)co_await client_->find_coordinator(CoordinatorType::kGroup, std::move(group), request_deadline());
+      }
+      co_return;
+    case Next::kRejoin: {
+      // Fenced: the partitions are lost (not committed) and the member joins again at once.
+      usable_ = false;
+      AssignmentChange change;
+      change.revoked = std::move(lost);
+      forget(change.revoked);
+      if (on_assignment && !change.revoked.empty()) on_assignment(change);
+      co_return;
+    }
+    default:
+      break;
+  }
+  failures_ = 0;
+  next_heartbeat_ = now + std::chrono::milliseconds(m.heartbeat_interval_ms() > 0 ? m.heartbeat_interval_ms()
+                                                                                  : config.heartbeat_interval_ms);
+  if (m.state() == ConsumerMemberState::kReconciling) {
+    usable_ = false;
+    next_reconcile_ = now;
+  } else {
+    usable_ = m.state() == ConsumerMemberState::kStable && m.epoch() > 0;
+  }
+}
+
+asio::awaitable<void> GroupMembership::reconcile() {
+  ConsumerGroupMember& m = *consumer_;
+  const GroupMemberConfig& config = m.config();
+  usable_ = false;
+  ++epoch_;
+  // The target names topics by id: the subscribed topics' ids come from metadata.
+  const auto resolve = [&](std::set<TopicPartition>& out) {
+    out.clear();
+    for (const auto& [id, partitions] : *m.target()) {
+      const auto it = std::ranges::find_if(topic_ids_, [&](const auto& e) { return e.second == id; });
+      if (it == topic_ids_.end()) return false;
+      for (const std::int32_t p : partitions) out.emplace(it->first, p);
+    }
+    return true;
+  };
+  std::set<TopicPartition> assigned;
+  if (!resolve(assigned)) {
+    std::optional<std::vector<std::string>> topics{config.topics};
+    auto md = co_await client_->metadata(std::move(topics), request_deadline());
+    if (closing_ || m.state() != ConsumerMemberState::kReconciling) co_return;
+    if (md) {
+      for (const auto& t : config.topics) {
+        const TopicInfo* info = client_->cluster().topic(t);
+        if (info != nullptr && info->error_code == 0 && !info->id.is_zero()) topic_ids_[t] = info->id;
+      }
+    }
+    if (!resolve(assigned)) {  // a topic the metadata does not show yet: try again shortly
+      ++failures_;
+      next_reconcile_ = Clock::now() + std::chrono::milliseconds(backoff_ms());
+      co_return;
+    }
+  }
+  AssignmentChange change;
+  change.assigned.assign(assigned.begin(), assigned.end());
+  std::ranges::set_difference(assigned, m.owned(), std::back_inserter(change.added));
+  std::ranges::set_difference(m.owned(), assigned, std::back_inserter(change.revoked));
+  // Revoked: committed, then no longer read, before the next heartbeat acknowledges the target.
+  if (!change.revoked.empty()) {
+    std::optional<std::vector<TopicPartition>> revoked{change.revoked};
+    (void)co_await commit(std::move(revoked));
+    forget(change.revoked);
+  }
+  if (closing_ || m.state() != ConsumerMemberState::kReconciling) co_return;
+  if (!change.added.empty()) {
+    std::vector<TopicPartition> added = change.added;
+    auto offsets = co_await committed(std::move(added));
+    if (closing_ || m.state() != ConsumerMemberState::kReconciling) co_return;
+    if (!offsets) {
+      fail(offsets.error());
+      co_return;
+    }
+    for (const auto& tp : change.added) {
+      const auto it = offsets->find(tp);
+      positions_[tp] = it == offsets->end() ? std::nullopt : std::optional<std::int64_t>(it->second);
+      if (it != offsets->end()) committed_[tp] = it->second;
+    }
+  }
+  m.reconciled(std::move(assigned));
+  failures_ = 0;
+  ++epoch_;
+  next_commit_ = Clock::now() + std::chrono::milliseconds(config.auto_commit_interval_ms);
+  usable_ = true;
+  if (on_assignment) on_assignment(change);
+}
+
 asio::awaitable<bool> GroupMembership::commit(std::optional<std::vector<TopicPartition>> only) {
-  if (!member_.can_commit()) co_return false;
+  if (!can_commit()) co_return false;
   std::map<TopicPartition, std::int64_t> offsets;
   for (const auto& [tp, position] : positions_) {
     if (!position) continue;
@@ -307,22 +478,20 @@ asio::awaitable<bool> GroupMembership::commit(std::optional<std::vector<TopicPar
     offsets[tp] = *position;
   }
   if (offsets.empty()) co_return true;
-  auto request = member_.commit_request(offsets);
-  CallOptions options;
-  options.deadline = request_deadline();
-  options.max_version = kMaxOffsetApiVersion;
-  Target to = coordinator_of(member_.config());
-  auto response = co_await client_->send(std::move(to), std::move(request), std::move(options));
+  auto request = consumer_ ? consumer_->commit_request(offsets) : member_.commit_request(offsets);
+  auto response = co_await to_coordinator(std::move(request), kMaxOffsetApiVersion);
   if (!response) {
     if (on_warning) on_warning(fmt::format("offset commit failed: {}", response.error().to_string()));
     co_return false;
   }
-  const Next next = member_.on_commit_response(*response);
+  const Next next = consumer_ ? consumer_->on_commit_response(*response) : member_.on_commit_response(*response);
   if (next == Next::kContinue) {
     for (const auto& [tp, offset] : offsets) committed_[tp] = offset;
     co_return true;
   }
-  if (on_warning) on_warning(fmt::format("offset commit failed: {}", member_.error().to_string()));
+  if (on_warning) {
+    on_warning(fmt::format("offset commit failed: {}", (consumer_ ? consumer_->error() : member_.error()).to_string()));
+  }
   if (next == Next::kRejoin) usable_ = false;
   if (next == Next::kFindCoordinator) {
     std::string group = member_.config().group_id;
@@ -377,25 +546,32 @@ asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, Error>> GroupMemb
 }
 
 asio::awaitable<void> GroupMembership::leave() {
-  auto request = member_.leave_request("the consumer is being closed");
   positions_.clear();
   committed_.clear();
   ++epoch_;
-  if (!request) co_return;
-  CallOptions options;
-  options.deadline = request_deadline();
-  Target to = coordinator_of(member_.config());
-  auto response = co_await client_->send(std::move(to), std::move(*request), std::move(options));
-  if (!response) {
-    if (on_warning) on_warning(fmt::format("LeaveGroup failed: {}", response.error().to_string()));
-    co_return;
+  std::int16_t code = codes::kNone;
+  if (consumer_) {
+    // Epoch -1; a member the coordinator already dropped has nothing to leave.
+    auto request = consumer_->leave_request();
+    if (!request) co_return;
+    auto response = co_await send_leave(std::move(*request));
+    if (!response) co_return;
+    code = response->error_code;
+    if (code == codes::kUnknownMemberId || code == codes::kFencedMemberEpoch || code == codes::kGroupIdNotFound) {
+      co_return;
+    }
+  } else {
+    auto request = member_.leave_request("the consumer is being closed");
+    if (!request) co_return;
+    auto response = co_await send_leave(std::move(*request));
+    if (!response) co_return;
+    code = response->error_code;
+    for (const auto& m : response->members) {
+      if (code == codes::kNone) code = m.error_code;
+    }
   }
-  std::int16_t code = response->error_code;
-  for (const auto& m : response->members) {
-    if (code == 0) code = m.error_code;
-  }
-  if (code != 0 && on_warning) {
-    on_warning(fmt::format("LeaveGroup failed: {}", Error::kafka(code, "").to_string()));
+  if (code != codes::kNone && on_warning) {
+    on_warning(fmt::format("leaving the group failed: {}", Error::kafka(code, "").to_string()));
   }
 }
 

@@ -1,6 +1,10 @@
-// A consumer's membership in a classic consumer group, driven over the network: the async side
-// of GroupMember (group_member.h). It finds the group coordinator, joins and syncs (running the
-// assignor when it leads), heartbeats every heartbeat_interval_ms, commits the positions the
+// A consumer's membership in a consumer group, driven over the network: the async side of
+// GroupMember (group_member.h, the classic protocol) or of ConsumerGroupMember
+// (consumer_group_member.h, the consumer group protocol when config.consumer_protocol). Classic:
+// it finds the group coordinator, joins and syncs (running the assignor when it leads), and
+// heartbeats every heartbeat_interval_ms. Consumer protocol: it heartbeats at the interval the
+// coordinator names and reconciles the assignment it is given (revoked partitions are committed
+// and dropped before the next heartbeat acknowledges them). Both: it commits the positions the
 // application reports every auto_commit_interval_ms, before giving partitions up and on close,
 // starts newly assigned partitions from the group's committed offsets (OffsetFetch), and leaves
 // the group on close.
@@ -31,10 +35,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "client/client.h"
+#include "client/consumer_group_member.h"
 #include "client/group_member.h"
 
 namespace weir::client {
@@ -78,6 +84,13 @@ class GroupMembership {
   // must rejoin, back off or stop.
   boost::asio::awaitable<void> rebalance();
   boost::asio::awaitable<void> heartbeat();
+  // The consumer group protocol's loop body: a heartbeat, or the reconciliation of a new target.
+  boost::asio::awaitable<void> run_consumer_protocol();
+  boost::asio::awaitable<void> consumer_heartbeat();
+  boost::asio::awaitable<void> reconcile();
+  [[nodiscard]] const std::set<TopicPartition>& owned() const noexcept;
+  [[nodiscard]] bool can_commit() const noexcept;
+  [[nodiscard]] std::int64_t backoff_ms() const;
   // Commits the positions that changed since they were last committed (all of `only` when given);
   // false if the commit failed.
   boost::asio::awaitable<bool> commit(std::optional<std::vector<TopicPartition>> only);
@@ -85,6 +98,13 @@ class GroupMembership {
   boost::asio::awaitable<Result<std::map<TopicPartition, std::int64_t>, Error>> committed(
       std::vector<TopicPartition> partitions);
   boost::asio::awaitable<void> leave();
+  // `request` to the group coordinator within request.timeout.ms.
+  template <class Request>
+  boost::asio::awaitable<Result<ResponseOf<Request>, Error>> to_coordinator(
+      Request request, std::optional<std::int16_t> max_version = std::nullopt);
+  // The LeaveGroup or leaving heartbeat to the coordinator; nullopt (with a warning) when it failed.
+  template <class Request>
+  boost::asio::awaitable<std::optional<ResponseOf<Request>>> send_leave(Request request);
   boost::asio::awaitable<void> sleep_ms(std::int64_t ms);
   void handle_next(Next next);
   void fail(Error error);
@@ -96,6 +116,9 @@ class GroupMembership {
   std::unique_ptr<Client> client_;
   std::vector<std::unique_ptr<Client>> retired_;  // stopped under a held request; kept until it returns
   GroupMember member_;
+  std::optional<ConsumerGroupMember> consumer_;  // the consumer group protocol's member
+  std::map<std::string, Uuid> topic_ids_;        // of the subscribed topics (consumer protocol)
+  std::chrono::steady_clock::time_point next_reconcile_;
   std::map<TopicPartition, std::optional<std::int64_t>> positions_;
   std::map<TopicPartition, std::int64_t> committed_;  // what this member last committed
   boost::asio::steady_timer wake_;

@@ -16,6 +16,14 @@ Apache Kafka 4.3.1.
   - test_sigint_commits_and_leaves_at_once: after SIGINT the group is empty at once (no wait for
     the 45 s session timeout) and holds the offsets of everything printed.
   - test_group_usage_errors: --partition or an offset --from with --group is bad usage (exit 2).
+With `--group-protocol consumer` (KIP-848, ConsumerGroupHeartbeat; the coordinator assigns):
+  - test_consumer_protocol_members_split_a_third_joins_and_ctrl_c_leaves: two members (one
+    chooses the protocol with group.protocol in its --command-config file) split four
+    partitions, a third joins and gets its share, every record is read exactly once, and after
+    Ctrl+C the group is empty at once with every partition committed at its end.
+  - test_consumer_protocol_member_with_a_java_console_consumer: a weir member and Kafka's
+    kafka-console-consumer (group.protocol=consumer) split the partitions and read every record
+    once between them; both stop and the offsets are committed.
 Every wait polls for a state with a deadline.
 """
 from __future__ import annotations
@@ -32,6 +40,11 @@ from confluent_kafka import Consumer, Producer
 from harness import procs, run_tool
 from harness.cluster import wait_for
 from harness.paths import weir_bin
+from harness.kreq import Kreq
+from test_consumer_protocol import committed_offsets
+from test_consumer_protocol_java import ConsoleMember
+from test_consumer_protocol_java import describe as consumer_group_describe
+from test_consumer_protocol_java import owned as reconciled_owners
 
 WAIT = 25  # seconds: a rebalance takes up to a heartbeat interval (3 s) and a follow-up round
 
@@ -87,10 +100,10 @@ def wait_empty(broker, group: str, timeout: float) -> dict:
 class Member:
     """A `weir consume --group` process in follow mode, printing partition:offset:value lines."""
 
-    def __init__(self, broker, topic: str, group: str, tmp: Path, name: str, *extra) -> None:
+    def __init__(self, broker, topic: str, group: str, tmp: Path, name: str, *extra, properties: str = "") -> None:
         self.name = name
         props = tmp / f"{name}.properties"
-        props.write_text(f"client.id={name}\n")
+        props.write_text(f"client.id={name}\n{properties}")
         self.out_path, self.err_path = tmp / f"{name}.out", tmp / f"{name}.err"
         self.out, self.err = open(self.out_path, "w"), open(self.err_path, "w")
         argv = [weir_bin(), "consume", topic, "--group", group, "--from", "beginning", "--format",
@@ -120,6 +133,25 @@ class Member:
         procs.forget(self.proc)
         self.out.close()
         self.err.close()
+
+
+def split_and_read_40(broker, topic: str, first, second, owners_of, describe_group, timeout: float = WAIT) -> dict:
+    """Waits until the two members (`.name`, `.records()`) own two of the four partitions each
+    (owners_of(): client id -> partitions), then produces v0..v39 and checks each member read
+    exactly what its partitions hold, between them everything; returns the shares."""
+    names = {first.name, second.name}
+
+    def split():
+        o = owners_of()
+        return o if set(o) == names and all(len(v) == 2 for v in o.values()) else None
+    shares = wait_for("two partitions each", split, timeout, describe=describe_group)
+    assert sorted(shares[first.name] + shares[second.name]) == [0, 1, 2, 3]
+    produce(broker, topic, 4, 0, 40)
+    wait_for("all 40 records between the two", lambda: len(first.records()) + len(second.records()) == 40, WAIT)
+    for m in (first, second):
+        assert {p for p, _, _ in m.records()} == set(shares[m.name]), m.name
+    assert sorted(v for _, _, v in first.records() + second.records()) == sorted(f"v{i}" for i in range(40))
+    return shares
 
 
 @pytest.mark.timeout(120)
@@ -165,17 +197,8 @@ def test_members_split_the_partitions_a_third_moves_only_its_own_then_one_takes_
         wait_for("member-a to own all four partitions", lambda: owners(broker, group) == {"member-a": [0, 1, 2, 3]},
                  WAIT, describe=lambda: describe(broker, group))
         b = Member(broker, topic_name, group, tmp_path, "member-b")
-
-        def split():
-            o = owners(broker, group)
-            return o if set(o) == {"member-a", "member-b"} and all(len(v) == 2 for v in o.values()) else None
-        shares = wait_for("two partitions each", split, WAIT, describe=lambda: describe(broker, group))
-        assert sorted(shares["member-a"] + shares["member-b"]) == [0, 1, 2, 3]
-
-        produce(broker, topic_name, 4, 0, 40)
-        wait_for("all 40 records between the two", lambda: len(a.records()) + len(b.records()) == 40, WAIT)
-        assert {p for p, _, _ in a.records()} == set(shares["member-a"])
-        assert {p for p, _, _ in b.records()} == set(shares["member-b"])
+        shares = split_and_read_40(broker, topic_name, a, b, lambda: owners(broker, group),
+                                   lambda: describe(broker, group))
 
         # A third member: cooperative-sticky moves only what it gets; the other two keep the rest.
         c = Member(broker, topic_name, group, tmp_path, "member-c")
@@ -294,8 +317,85 @@ def test_sigint_commits_and_leaves_at_once(broker, topic_name, tmp_path):
         m.kill()
 
 
-def test_group_usage_errors():
+def consumer_owners(broker, group: str) -> dict[str, list[int]]:
+    """client id -> partitions, once every member of the consumer-protocol group is reconciled."""
+    return reconciled_owners(consumer_group_describe(broker, group))
+
+
+@pytest.mark.timeout(180)
+def test_consumer_protocol_members_split_a_third_joins_and_ctrl_c_leaves(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    a = Member(broker, topic_name, group, tmp_path, "member-a", "--group-protocol", "consumer")
+    b = Member(broker, topic_name, group, tmp_path, "member-b", properties="group.protocol=CONSUMER\n")
+    members = [a, b]
+    try:
+        split_and_read_40(broker, topic_name, a, b, lambda: consumer_owners(broker, group),
+                          lambda: consumer_group_describe(broker, group))
+
+        c = Member(broker, topic_name, group, tmp_path, "member-c", "--group-protocol", "consumer")
+        members.append(c)
+
+        def three_ways():
+            o = consumer_owners(broker, group)
+            return o if set(o) == {"member-a", "member-b", "member-c"} and sorted(sum(o.values(), [])) == [
+                0, 1, 2, 3] and all(o.values()) else None
+        thirds = wait_for("four partitions over three members", three_ways, WAIT,
+                          describe=lambda: consumer_group_describe(broker, group))
+        produce(broker, topic_name, 4, 40, 40)
+        wait_for("the next 40 records among the three", lambda: sum(len(m.records()) for m in members) == 80, WAIT)
+        for m in members:
+            assert {p for p, _, v in m.records() if int(v[1:]) >= 40} == set(thirds[m.name]), m.name
+
+        started = time.monotonic()
+        for m in members:
+            assert "Processed a total of" in m.interrupt()
+        values = sorted(v for m in members for _, _, v in m.records())
+        assert values == sorted(f"v{i}" for i in range(80))  # every record exactly once
+        # Empty at once: each member left with epoch -1 after committing what it printed.
+        wait_for("an empty group", lambda: (g := consumer_group_describe(broker, group))["ErrorCode"] == 0
+                 and not g["Members"], 10, describe=lambda: consumer_group_describe(broker, group))
+        assert time.monotonic() - started < 30
+        with Kreq(broker) as k:
+            assert committed_offsets(k, group, [topic_name]) == {(topic_name, p): 20 for p in range(4)}
+    finally:
+        for m in members:
+            m.kill()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.oracle_slow  # the Kafka variant: make test time
+def test_consumer_protocol_member_with_a_java_console_consumer(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 4)
+    group = f"g-{topic_name}"
+    w = Member(broker, topic_name, group, tmp_path, "weir-member", "--group-protocol", "consumer")
+    java = ConsoleMember(broker, group, topic_name, "java-member", tmp_path)
+    try:
+        split_and_read_40(broker, topic_name, w, java, lambda: consumer_owners(broker, group),
+                          lambda: consumer_group_describe(broker, group), timeout=60)
+        w.interrupt()
+        java.stop()
+        wait_for("an empty group", lambda: (g := consumer_group_describe(broker, group))["ErrorCode"] == 0
+                 and not g["Members"], 20, describe=lambda: consumer_group_describe(broker, group))
+        with Kreq(broker) as k:
+            assert committed_offsets(k, group, [topic_name]) == {(topic_name, p): 10 for p in range(4)}
+    finally:
+        w.kill()
+        java.kill()
+
+
+def test_group_usage_errors(tmp_path):
     res = weir_cli("consume", "t", "--group", "g", "--partition", "0", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--partition excludes --group" in res.stderr, res
     res = weir_cli("consume", "t", "--group", "g", "--from", "5", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--from 5" in res.stderr, res
+    res = weir_cli("consume", "t", "--group-protocol", "consumer", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--group-protocol requires --group" in res.stderr, res
+    res = weir_cli("consume", "t", "--group", "g", "--group-protocol", "eager", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--group-protocol" in res.stderr, res
+    props = tmp_path / "consumer.properties"
+    props.write_text("group.protocol=eager\n")
+    res = weir_cli("consume", "t", "--group", "g", "--command-config", props, bootstrap="127.0.0.1:1")
+    assert res.returncode == 1, res
+    assert res.stderr == ("error: Invalid value eager for configuration group.protocol: String must be one of "
+                          "(case insensitive): CLASSIC, CONSUMER\n"), res

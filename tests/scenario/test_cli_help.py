@@ -1,10 +1,14 @@
 """`weir help`, `weir <command> --help` and `weir completion` (issue 17), with the real binary and
 no broker: help agrees with --help, unknown commands are bad usage with a hint, and the bash
-completion script, sourced as the README says, completes commands, subcommands and flags."""
+completion script, sourced as the README says, completes commands, subcommands and flags.
+`weir help --man topic create` is a page groff renders (groff-base, scripts/install-test-deps.sh)
+without warnings, with its sections and flags."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 
+import pytest
 
 from harness.paths import weir_bin
 
@@ -49,3 +53,25 @@ done
         "--all-groups",
         "list create delete describe add-partitions alter-config --help -h",
     ], res.stdout
+
+
+def test_man_page_renders_with_groff():
+    page = weir("help", "--man", "topic", "create")
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.startswith('.TH "WEIR-TOPIC-CREATE" 1')
+    assert weir("help", "--man", "topic", "create").stdout == page.stdout  # the same every time
+    groff = shutil.which("groff")
+    if groff is None:
+        pytest.skip("groff is not installed (scripts/install-test-deps.sh installs groff-base)")
+    shown = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-P-c", "-P-b", "-P-u"], input=page.stdout,
+                           capture_output=True, text=True, timeout=30)
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr
+    text = shown.stdout
+    for heading in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SEE ALSO"):
+        assert f"\n{heading}\n" in text, heading
+    assert "weir-topic-create - " in text
+    assert "weir topic create [OPTIONS] topic" in " ".join(text.split())
+    for flag in ("--partitions", "--replication-factor", "--bootstrap", "--output"):
+        assert flag in text, flag
+    unknown = weir("help", "--man", "topik")
+    assert unknown.returncode == 2 and "did you mean 'topic'?" in unknown.stderr
