@@ -345,6 +345,45 @@ TEST(MigrationClassicMembers, ANewClassicMemberJoinsAConsumerGroup) {
   for (const auto& m : described.groups[0].members) EXPECT_EQ(m.member_type, m.member_id == id ? 0 : 1);
 }
 
+TEST(MigrationClassicMembers, AJoinGroupToAnEmptyConsumerGroupReplacesItByAClassicGroup) {
+  MigrationHarness h;
+  auto c = h.consumer_join();
+  ASSERT_EQ(h.consumer_leave(*c.member_id).error_code, 0);
+  ASSERT_NE(h.consumer_group(), nullptr);
+  const std::size_t before = h.records.size();
+  auto [id, handle] = h.join_with_required_id(kGroup, MigrationHarness::classic());
+  EXPECT_EQ(h.consumer_group(), nullptr);
+  EXPECT_EQ(h.state(kGroup), GroupState::kPreparingRebalance);
+  // The empty consumer group's tombstones: target epoch, partition metadata, group epoch.
+  EXPECT_EQ(h.record_types(before), (std::vector<std::int16_t>{6, 4, 3}));
+  h.complete_join();
+  EXPECT_TRUE(h.take_join(handle).has_value());
+}
+
+TEST(MigrationClassicMembers, ARestartedStaticClassicMemberReplacesItsOldInstance) {
+  MigrationHarness h;
+  ASSERT_EQ(h.consumer_join().error_code, 0);
+  JoinOptions o = MigrationHarness::classic();
+  o.instance_id = "host-1";
+  auto first = h.join(kGroup, o);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->response.error_code, 0);  // a static member needs no member id round trip
+  const std::string old_id = first->response.member_id;
+  auto second = h.join(kGroup, o);
+  ASSERT_TRUE(second.has_value());
+  ASSERT_EQ(second->response.error_code, 0);
+  const std::string new_id = second->response.member_id;
+  EXPECT_NE(new_id, old_id);
+  EXPECT_EQ(h.consumer_group()->member(old_id), nullptr);
+  EXPECT_EQ(h.consumer_group()->static_member("host-1")->member_id, new_id);
+  // The old instance is fenced.
+  o.member_id = old_id;
+  auto stale = h.join(kGroup, o);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_EQ(stale->response.error_code, code(Error::kFencedInstanceId));
+  EXPECT_EQ(h.heartbeat(kGroup, old_id, 1, std::string("host-1")), code(Error::kFencedInstanceId));
+}
+
 TEST(MigrationClassicMembers, MigrationDisabledRefusesClassicJoins) {
   GroupConfig c = MigrationHarness::config_for_tests();
   c.consumer.migration_policy = MigrationPolicy::kDisabled;
