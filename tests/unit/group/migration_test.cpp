@@ -436,22 +436,9 @@ TEST(MigrationClassicMembers, OffsetCommitsOfClassicMembersUseTheGenerationAndAn
   MigrationHarness h;
   h.stable_classic_group();
   ASSERT_EQ(h.consumer_join().error_code, 0);
-  auto commit = [&](std::int32_t generation) {
-    p::OffsetCommitRequest req;
-    req.group_id = kGroup;
-    req.member_id = h.a;
-    req.generation_id_or_member_epoch = generation;
-    auto& t = req.topics.emplace_back();
-    t.name = "orders";
-    auto& part = t.partitions.emplace_back();
-    part.partition_index = 0;
-    part.committed_offset = 5;
-    auto r = h.coordinator.offset_commit(req, 8, h.now());
-    h.absorb(std::move(r.effects));
-    return r.response.topics.at(0).partitions.at(0).error_code;
-  };
-  EXPECT_EQ(commit(1), 0);
-  EXPECT_EQ(commit(2), code(Error::kIllegalGeneration));
+  // v8: a consumer-protocol member would need v9.
+  EXPECT_EQ(h.commit(kGroup, h.a, 1, "orders", 0, 5), 0);
+  EXPECT_EQ(h.commit(kGroup, h.a, 2, "orders", 0, 5), code(Error::kIllegalGeneration));
   // The commits replay into the consumer group's offsets, with no classic group beside it.
   GroupCoordinator fresh = h.replayed();
   EXPECT_EQ(fresh.group(kGroup), nullptr);
