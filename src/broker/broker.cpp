@@ -264,6 +264,9 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   group_config_.consumer.regex_refresh_interval_ms = c.get_int("group.consumer.regex.refresh.interval.ms");
   // Names checked at start-up (server::check_group_assignors).
   group_config_.consumer.assignors = c.get_list("group.consumer.assignors");
+  // The validator accepted it: one of the four names in any case.
+  group_config_.consumer.migration_policy =
+      group::parse_migration_policy(c.get_string("group.consumer.migration.policy")).value();
   cleaner_enabled_ = c.get_bool("log.cleaner.enable");
   cleaner_backoff_ms_ = std::max<std::int64_t>(1, c.get_long("log.cleaner.backoff.ms"));
   cleaner_io_bytes_per_second_ = c.get_double("log.cleaner.io.max.bytes.per.second");

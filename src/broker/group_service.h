@@ -43,7 +43,10 @@ class GroupService {
   template <class Response, class Op>
   boost::asio::awaitable<GroupUpdate<Response>> update(std::int32_t partition, Op op) {
     static_assert(std::is_trivially_destructible_v<Op>, "see run_on");
-    auto on_host = [&op](GroupHost& h) { return op(h.coordinator(), h.now_ms()); };
+    auto on_host = [&op](GroupHost& h) {
+      h.topic_image();  // current for the classic members of consumer groups (their assignments)
+      return op(h.coordinator(), h.now_ms());
+    };
     co_return co_await update_on_host<Response>(partition, on_host);
   }
 
@@ -94,6 +97,7 @@ class GroupService {
     const bool held = co_await broker_.with_group(partition, [&op, &waiter](GroupHost* h) {
       if (h == nullptr) return false;
       const auto handle = h->hold(waiter);
+      h->topic_image();  // current for the classic members of consumer groups (their assignments)
       h->apply(op(h->coordinator(), handle, h->now_ms()));
       return true;
     });

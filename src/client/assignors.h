@@ -1,5 +1,5 @@
 // Partition assignors of classic consumer groups, run by the group's leader on the members'
-// subscriptions (consumer_protocol.h). Pure functions.
+// subscriptions (protocol/consumer_protocol.h). Pure functions.
 //
 // range: Kafka's RangeAssignor without racks. Per topic, the members subscribed to it in order
 // (group instance id first, then member id) take consecutive ranges of partitions; the first
@@ -22,9 +22,23 @@
 #include <string_view>
 #include <vector>
 
-#include "client/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 
 namespace weir::client {
+
+// The consumer protocol's embedded messages live in the protocol layer (the group coordinator
+// reads them too); the client uses them under its own names.
+using protocol::ConsumerAssignment;
+using protocol::ConsumerSubscription;
+using protocol::decode_assignment;
+using protocol::decode_generation_user_data;
+using protocol::decode_subscription;
+using protocol::encode_assignment;
+using protocol::encode_generation_user_data;
+using protocol::encode_subscription;
+using protocol::kConsumerProtocolType;
+using protocol::kConsumerProtocolVersion;
+using protocol::TopicPartition;
 
 inline constexpr std::string_view kRangeAssignor = "range";
 inline constexpr std::string_view kCooperativeStickyAssignor = "cooperative-sticky";

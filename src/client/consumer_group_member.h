@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "base/uuid.h"
-#include "client/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 #include "client/errors.h"
 #include "client/group_member.h"
 #include "protocol/gen/consumer_group_heartbeat_request.h"

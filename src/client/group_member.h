@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "client/assignors.h"
-#include "client/consumer_protocol.h"
 #include "client/errors.h"
 #include "protocol/gen/heartbeat_request.h"
 #include "protocol/gen/join_group_request.h"

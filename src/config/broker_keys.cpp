@@ -3,6 +3,7 @@
 // (KafkaConfig.configDef() and DynamicBrokerConfig; tests/scenario/test_config_parity.py compares
 // them with Kafka's own definition); where weir's default differs on purpose the line says why and
 // the parity test's table of differences lists it.
+#include <cctype>
 #include <limits>
 
 #include "config/broker_config.h"
@@ -29,6 +30,15 @@ std::optional<std::string> gzip_level(std::string_view, const Value& value) {
   const std::int64_t n = std::get<std::int64_t>(value);
   if (n == -1 || (n >= 1 && n <= 9)) return std::nullopt;
   return std::string("Value must be between 1 and 9 or equal to -1");
+}
+
+// group.consumer.migration.policy: Kafka's CaseInsensitiveValidString over the policy names, which
+// lists them upper-cased in its HashSet's order.
+std::optional<std::string> migration_policy(std::string_view, const Value& value) {
+  std::string s = std::get<std::string>(value);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (s == "DISABLED" || s == "DOWNGRADE" || s == "UPGRADE" || s == "BIDIRECTIONAL") return std::nullopt;
+  return std::string("String must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL");
 }
 
 // Kafka checks the voters' syntax elsewhere; the validator only names the shape.
@@ -261,6 +271,10 @@ constexpr KeyDef kBrokerKeys[] = {
      "How often the topics matching a consumer group's subscribed regular expressions are looked up again "
      "(also when topics are created, at most every 10 s).",
      M::read_only, true},
+    {"group.consumer.migration.policy", T::string, "bidirectional",
+     custom(migration_policy, "(case insensitive) [DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL]"), I::medium,
+     "Which online migrations between classic and consumer groups are allowed: bidirectional, upgrade "
+     "(classic to consumer), downgrade (consumer to classic) or disabled."},
     {"offset.metadata.max.bytes", T::int32, "4096", no_check(), I::high,
      "Largest metadata string of a committed offset."},
     {"offsets.topic.num.partitions", T::int32, "50", at_least(1), I::high, "Partitions of __consumer_offsets."},

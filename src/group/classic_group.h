@@ -141,6 +141,7 @@ class ClassicGroup {
                std::optional<std::string> protocol_name, std::string leader_id,
                std::int64_t state_timestamp_ms, std::vector<Member> members);
   void set_protocol_type(std::optional<std::string> t) { protocol_type_ = std::move(t); }
+  void set_protocol_name(std::optional<std::string> n) { protocol_name_ = std::move(n); }
 
   // Timers, as absolute deadlines (-1: not armed).
   std::int64_t join_deadline_ms = -1;       // completes the join phase

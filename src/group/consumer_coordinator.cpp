@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/assert.h"
 #include "group/assignor.h"
 #include "group/current_assignment.h"
 #include "group/topic_regex.h"
+#include "protocol/consumer_protocol.h"
 
 namespace weir::group {
 
@@ -82,7 +84,7 @@ std::int64_t last_regex_version(const ConsumerGroup& g) {
 class ConsumerGroupCoordinator::Event {
  public:
   Event(ConsumerGroupCoordinator& owner, const std::string& group_id, std::int64_t now_ms)
-      : owner_(owner), now_ms_(now_ms) {
+      : owner_(owner), group_id_(group_id), now_ms_(now_ms) {
     auto it = owner.groups_.find(group_id);
     if (it != owner.groups_.end()) {
       group_ = it->second;
@@ -117,8 +119,9 @@ class ConsumerGroupCoordinator::Event {
   // Installs the group (or its deletion) and hands back the records.
   std::vector<Record> commit() {
     if (group_) {
-      const std::string id = group_->group_id();
-      owner_.groups_.insert_or_assign(id, std::move(*group_));
+      owner_.groups_.insert_or_assign(group_id_, std::move(*group_));
+    } else {
+      owner_.groups_.erase(group_id_);
     }
     return std::move(records_);
   }
@@ -127,6 +130,7 @@ class ConsumerGroupCoordinator::Event {
 
  private:
   ConsumerGroupCoordinator& owner_;
+  std::string group_id_;
   std::int64_t now_ms_;
   std::optional<ConsumerGroup> group_;
   bool existed_ = false;
@@ -290,7 +294,7 @@ Checked static_member_checked(const ConsumerGroup& g, const std::string& instanc
 // Removes a member (Kafka's removeMember) and bumps the group epoch (consumerGroupFenceMember).
 // Without a topic image (a timer fired with none) the group keeps its metadata hash.
 // A regex no member subscribes to any more is deleted with it (maybeDeleteResolvedRegularExpressions).
-void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics) {
+void remove_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id) {
   const std::string gid = ev.group().group_id();
   const ConsumerMember* m = ev.group().member(member_id);
   const std::string regex = m != nullptr ? m->subscribed_topic_regex : std::string();
@@ -300,6 +304,11 @@ void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member
   if (!regex.empty() && ev.group().regex_subscribers(regex) == 0) {
     ev.emit(consumer_records::regex_tombstone(gid, regex));
   }
+}
+
+void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics) {
+  const std::string gid = ev.group().group_id();
+  remove_member(ev, member_id);
   const std::int64_t hash =
       topics ? metadata_hash(ev.group().subscribed_topic_names(), *topics) : ev.group().metadata_hash();
   ev.emit(consumer_records::group_epoch(gid, ev.group().group_epoch() + 1, hash));
@@ -397,21 +406,29 @@ ConsumerMember replace_static_member(ConsumerGroupCoordinator::Event& ev, const 
 
 // The member as it stands before a join or heartbeat (Kafka's getOrMaybeSubscribe*Member),
 // after the checks on its identity and epoch; a static rejoin replaces the old instance here.
+// A classic member (JoinGroup) has no epoch to check, may join under any member id, and a static
+// one whose request has a member id must be the instance's current member.
 Result<ConsumerMember, GroupError> member_before(ConsumerGroupCoordinator::Event& ev,
                                                  const p::ConsumerGroupHeartbeatRequest& req,
-                                                 const std::string& member_id) {
+                                                 const std::string& member_id, const ClassicJoinRequest* classic) {
   const ConsumerGroup& g = ev.group();
-  const bool joining = req.member_epoch == 0;
+  const bool joining = req.member_epoch == 0 && (classic == nullptr || classic->member_id.empty());
   ConsumerMember fresh;
   fresh.member_id = member_id;
   if (!req.instance_id) {
     const ConsumerMember* m = g.member(member_id);
-    if (m == nullptr && !joining) return unexpected(existing_member(g, member_id).error());
+    if (m == nullptr && !joining && classic == nullptr) return unexpected(existing_member(g, member_id).error());
     if (m == nullptr) return fresh;
+    if (classic != nullptr) return *m;
     if (GroupError e = check_epoch(*m, req.member_epoch, req.topic_partitions); e.code != Error::kNone) {
       return unexpected(std::move(e));
     }
     return *m;
+  }
+  if (!joining && classic != nullptr) {
+    Checked m = static_member_checked(g, *req.instance_id, member_id);
+    if (!m) return unexpected(m.error());
+    return **m;
   }
   if (!joining) {
     Checked m = static_member_checked(g, *req.instance_id, member_id);
@@ -422,7 +439,8 @@ Result<ConsumerMember, GroupError> member_before(ConsumerGroupCoordinator::Event
     return **m;
   }
   if (const ConsumerMember* old = g.static_member(*req.instance_id)) {
-    if (old->member_epoch != kLeaveGroupStaticMemberEpoch) {
+    // Only two consumer-protocol instances wait for the old one to leave first.
+    if (classic == nullptr && !old->uses_classic() && old->member_epoch != kLeaveGroupStaticMemberEpoch) {
       return unexpected(error(Error::kUnreleasedInstanceId,
                               fmt::format("Static member {} with instance id {} cannot join the group because the "
                                           "instance id is owned by {} member.",
@@ -436,7 +454,8 @@ Result<ConsumerMember, GroupError> member_before(ConsumerGroupCoordinator::Event
 
 // The member with the request's subscription fields (Kafka's ConsumerGroupMember.Builder
 // maybeUpdate* calls).
-ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client) {
+ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client,
+                            const ClassicJoinRequest* classic) {
   if (req.instance_id) m.instance_id = req.instance_id;
   if (req.rack_id) m.rack_id = req.rack_id;
   if (req.rebalance_timeout_ms != -1) m.rebalance_timeout_ms = req.rebalance_timeout_ms;
@@ -450,6 +469,8 @@ ConsumerMember with_request(ConsumerMember m, const p::ConsumerGroupHeartbeatReq
   if (req.subscribed_topic_regex) m.subscribed_topic_regex = *req.subscribed_topic_regex;
   m.client_id = client.client_id;
   m.client_host = client.client_host;
+  m.classic.reset();
+  if (classic != nullptr) m.classic = ClassicMemberMetadata{classic->session_timeout_ms, classic->protocols};
   return m;
 }
 
@@ -608,15 +629,14 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
     timers_[req.group_id][req.member_id].rebalance_deadline_ms = kNever;
     return out;
   }
-  fence_member(ev, req.member_id, &topics);
+  fence_or_downgrade(ev, req.member_id, &topics);
   out.records = ev.commit();
-  timers_[req.group_id].erase(req.member_id);
   return out;
 }
 
 Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::join_or_heartbeat(
     const p::ConsumerGroupHeartbeatRequest& req, const ClientInfo& client, const TopicImage& topics,
-    std::int64_t now_ms) {
+    std::int64_t now_ms, const ClassicJoinRequest* classic) {
   Event ev(*this, req.group_id, now_ms);
   const bool joining = req.member_epoch == 0;
   if (!ev.existed() && !joining) {
@@ -632,15 +652,16 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   }
   if (member_id.empty()) member_id = Uuid::random(rng_).to_string();
   const std::optional<std::string> replaced =
-      req.instance_id && joining && g.static_member(*req.instance_id)
+      req.instance_id && joining && g.static_member(*req.instance_id) &&
+              g.static_member(*req.instance_id)->member_id != member_id
           ? std::optional<std::string>(g.static_member(*req.instance_id)->member_id)
           : std::nullopt;
-  auto member = member_before(ev, req, member_id);
+  auto member = member_before(ev, req, member_id, classic);
   if (!member) return unexpected(member.error());
   const bool is_new = g.member(member_id) == nullptr;
 
   // 1. The member's subscription, and its regex (checked against the group before the change).
-  const ConsumerMember updated = with_request(*member, req, client);
+  const ConsumerMember updated = with_request(*member, req, client, classic);
   auto regexes =
       decide_regexes(g, *member, updated, config_.regex_refresh_interval_ms, last_image_with_new_topics_, now_ms);
   if (!regexes) return unexpected(regexes.error());
@@ -746,7 +767,7 @@ p::ConsumerGroupDescribeResponse::DescribedGroup ConsumerGroupCoordinator::descr
     if (!m.subscribed_topic_regex.empty()) dm.subscribed_topic_regex = m.subscribed_topic_regex;
     dm.assignment = assignment(partitions_of(m.assigned));
     dm.target_assignment = assignment(g->target_of(id));
-    dm.member_type = 1;  // v1: 1 = consumer protocol, 0 = classic (Kafka's MemberType)
+    dm.member_type = m.classic ? 0 : 1;  // v1: 1 = consumer protocol, 0 = classic (Kafka's MemberType)
   }
   return d;
 }
@@ -764,21 +785,26 @@ CommitCheck ConsumerGroupCoordinator::validate_commit(const ConsumerGroup& g, co
                        fmt::format("Member {} is not a member of group {}.", member_id, g.group_id())};
     return out;
   }
-  if (!transactional && version < 9) {
+  // A classic member commits with any version, its generation being its member epoch; its
+  // errors are the classic protocol's (ILLEGAL_GENERATION where others get STALE_MEMBER_EPOCH).
+  const bool classic = m->classic.has_value();
+  const Error stale = classic ? Error::kIllegalGeneration : Error::kStaleMemberEpoch;
+  const std::string_view epoch_name = classic ? "generation id" : "member epoch";
+  if (!transactional && version < 9 && !classic) {
     out.group_error = {Error::kUnsupportedVersion,
                        "OffsetCommit version 9 or above must be used by members using the consumer group protocol"};
     return out;
   }
   if (member_epoch == m->member_epoch) return out;
   if (member_epoch > m->member_epoch) {
-    out.group_error = {Error::kStaleMemberEpoch, fmt::format("Received member epoch {} is newer than current member "
-                                                             "epoch {}.",
-                                                             member_epoch, m->member_epoch)};
+    out.group_error = {stale, fmt::format("Received {} {} is newer than current member epoch {}.", epoch_name,
+                                          member_epoch, m->member_epoch)};
     return out;
   }
   // An older epoch may still commit the partitions it was given at or before that epoch.
   const ConsumerMember member = *m;
-  out.per_partition = [member, member_epoch, topics](const std::string& topic, std::int32_t partition) -> GroupError {
+  out.per_partition = [member, member_epoch, topics, stale, epoch_name](const std::string& topic,
+                                                                        std::int32_t partition) -> GroupError {
     const TopicImage::Topic* t = topics ? topics->by_name(topic) : nullptr;
     std::optional<std::int32_t> assigned_at;
     for (const PartitionEpochs* set : {&member.assigned, &member.pending_revocation}) {
@@ -789,13 +815,12 @@ CommitCheck ConsumerGroupCoordinator::validate_commit(const ConsumerGroup& g, co
       if (p != it->second.end()) assigned_at = p->second;
     }
     if (!assigned_at) {
-      return {Error::kStaleMemberEpoch,
+      return {stale,
               fmt::format("Partition {}-{} is not assigned or pending revocation for member.", topic, partition)};
     }
     if (member_epoch < *assigned_at) {
-      return {Error::kStaleMemberEpoch, fmt::format("Received member epoch {} is older than assignment epoch {} for "
-                                                    "partition {}-{}.",
-                                                    member_epoch, *assigned_at, topic, partition)};
+      return {stale, fmt::format("Received {} {} is older than assignment epoch {} for partition {}-{}.", epoch_name,
+                                 member_epoch, *assigned_at, topic, partition)};
     }
     return {};
   };
@@ -844,13 +869,14 @@ std::vector<Record> ConsumerGroupCoordinator::tick(const TopicImage* topics, std
       if (m == nullptr) continue;
       const bool session = t.session_deadline_ms <= now_ms;
       const bool rebalance = t.rebalance_deadline_ms <= now_ms && m->member_epoch == t.rebalance_epoch;
-      if (session || rebalance) due.emplace_back(gid, mid);
+      const bool classic = t.join_deadline_ms <= now_ms || t.sync_deadline_ms <= now_ms;
+      if (session || rebalance || classic) due.emplace_back(gid, mid);
     }
   }
   for (const auto& [gid, mid] : due) {
+    if (group(gid) == nullptr || group(gid)->member(mid) == nullptr) continue;  // gone with a downgrade
     Event ev(*this, gid, now_ms);
-    fence_member(ev, mid, topics);
-    timers_[gid].erase(mid);
+    fence_or_downgrade(ev, mid, topics);
     for (Record& r : ev.commit()) out.push_back(std::move(r));
   }
   // Drop timers of members or groups that no longer exist.
@@ -866,7 +892,7 @@ std::optional<std::int64_t> ConsumerGroupCoordinator::next_deadline_ms() const {
   std::int64_t next = kNever;
   for (const auto& [gid, members] : timers_) {
     for (const auto& [mid, t] : members) {
-      next = std::min({next, t.session_deadline_ms, t.rebalance_deadline_ms});
+      next = std::min({next, t.session_deadline_ms, t.rebalance_deadline_ms, t.join_deadline_ms, t.sync_deadline_ms});
     }
   }
   if (next == kNever) return std::nullopt;
@@ -887,8 +913,384 @@ void ConsumerGroupCoordinator::finish_replay(std::int64_t now_ms) {
         t.rebalance_deadline_ms = now_ms + m.rebalance_timeout_ms;
         t.rebalance_epoch = m.member_epoch;
       }
+      // A classic member's session is the one it asked for in JoinGroup.
+      if (m.classic) t.session_deadline_ms = now_ms + m.classic->session_timeout_ms;
     }
   }
+}
+
+// ---- Migration with classic groups ---------------------------------------------------------
+
+std::optional<MigrationPolicy> parse_migration_policy(std::string_view value) {
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "disabled") return MigrationPolicy::kDisabled;
+  if (lower == "upgrade") return MigrationPolicy::kUpgrade;
+  if (lower == "downgrade") return MigrationPolicy::kDowngrade;
+  if (lower == "bidirectional") return MigrationPolicy::kBidirectional;
+  return std::nullopt;
+}
+namespace {
+
+constexpr std::string_view kConsumerProtocolType = "consumer";
+
+// The version a classic member's first protocol metadata starts with (Kafka's
+// ConsumerProtocol.deserializeVersion), bounded to what the assignment can be written at.
+std::int16_t assignment_version(const ClassicMemberMetadata& c) {
+  if (c.protocols.empty()) return p::kConsumerProtocolVersion;
+  p::Reader r(c.protocols.front().metadata);
+  const std::int16_t v = r.i16();
+  if (!r.ok() || v < 0) return p::kConsumerProtocolVersion;
+  return std::min(v, p::kConsumerProtocolVersion);
+}
+
+// A ConsumerProtocolAssignment of `parts`, by topic name (topics the image lacks are left out,
+// as Kafka's Utils.toConsumerProtocolAssignment does).
+Bytes classic_assignment(const TopicPartitionSet& parts, const TopicImage& topics, std::int16_t version) {
+  p::ConsumerAssignment a;
+  for (const auto& [topic, partitions] : parts) {
+    const TopicImage::Topic* t = topics.by_id(topic);
+    if (t == nullptr) continue;
+    for (std::int32_t partition : partitions) a.partitions.emplace_back(t->name, partition);
+  }
+  return p::encode_assignment(a, version);
+}
+
+// Kafka's ConsumerGroup.supportsClassicProtocols: the "consumer" type and a protocol every
+// classic member of the group supports (any, when there is none).
+bool supports_classic(const ConsumerGroup& g, const std::string& protocol_type,
+                      const std::vector<Protocol>& protocols) {
+  if (protocol_type != kConsumerProtocolType || protocols.empty()) return false;
+  std::size_t classic_members = 0;
+  std::map<std::string, std::size_t> supported;
+  for (const auto& [id, m] : g.members()) {
+    if (!m.classic) continue;
+    ++classic_members;
+    std::set<std::string> names;
+    for (const Protocol& proto : m.classic->protocols) names.insert(proto.name);
+    for (const std::string& name : names) ++supported[name];
+  }
+  return std::ranges::any_of(protocols, [&](const Protocol& proto) {
+    auto it = supported.find(proto.name);
+    return (it == supported.end() ? 0 : it->second) == classic_members;
+  });
+}
+
+// Kafka's validateConsumerGroupMember then throwIfMemberDoesNotUseClassicProtocol.
+Checked classic_member(const ConsumerGroup& g, const std::string& member_id,
+                       const std::optional<std::string>& instance_id) {
+  const ConsumerMember* m = nullptr;
+  if (!instance_id) {
+    Checked found = existing_member(g, member_id);
+    if (!found) return found;
+    m = *found;
+  } else {
+    m = g.static_member(*instance_id);
+    if (m == nullptr) {
+      return unexpected(
+          error(Error::kUnknownMemberId,
+                fmt::format("Member with instance id {} is not a member of group {}.", *instance_id, g.group_id())));
+    }
+    Checked checked = static_member_checked(g, *instance_id, member_id);
+    if (!checked) return checked;
+  }
+  if (!m->classic) {
+    return unexpected(
+        error(Error::kUnknownMemberId, fmt::format("Member {} does not use the classic protocol.", m->member_id)));
+  }
+  return m;
+}
+
+GroupError generation_mismatch(const ConsumerMember& m, std::int32_t generation_id) {
+  if (m.member_epoch == generation_id) return {};
+  return error(Error::kIllegalGeneration,
+               fmt::format("The request generation id {} is not equal to the member epoch {} of member {}.",
+                           generation_id, m.member_epoch, m.member_id));
+}
+
+// Kafka's ConsumerGroup.waitingOnUnreleasedPartition: a partition of the member's target that it
+// does not have is still owned by another member.
+bool waiting_on_unreleased(const ConsumerGroup& g, const ConsumerMember& m) {
+  if (m.state != MemberState::kUnreleasedPartitions) return false;
+  for (const auto& [topic, partitions] : g.target_of(m.member_id)) {
+    auto held = m.assigned.find(topic);
+    for (std::int32_t partition : partitions) {
+      const bool has = held != m.assigned.end() && held->second.contains(partition);
+      if (!has && g.partition_owned(topic, partition)) return true;
+    }
+  }
+  return false;
+}
+
+// Kafka's createGroupTombstoneRecords of a consumer group: current assignments, targets, the
+// target epoch, subscriptions, resolved regexes, partition metadata, the group epoch.
+void emit_group_tombstones(ConsumerGroupCoordinator::Event& ev) {
+  const ConsumerGroup g = ev.group();
+  const std::string& gid = g.group_id();
+  for (const auto& [id, m] : g.members()) ev.emit(consumer_records::current_assignment_tombstone(gid, id));
+  for (const auto& [id, m] : g.members()) ev.emit(consumer_records::target_member_tombstone(gid, id));
+  ev.emit(consumer_records::target_metadata_tombstone(gid));
+  for (const auto& [id, m] : g.members()) ev.emit(consumer_records::member_subscription_tombstone(gid, id));
+  for (const auto& [regex, resolved] : g.resolved_regexes()) ev.emit(consumer_records::regex_tombstone(gid, regex));
+  ev.emit(consumer_records::partition_metadata_tombstone(gid));
+  ev.emit(consumer_records::group_epoch_tombstone(gid));
+}
+
+}  // namespace
+
+Result<std::vector<Record>, GroupError> ConsumerGroupCoordinator::convert_from_classic(const ClassicGroup& classic,
+                                                                                       const TopicImage& topics,
+                                                                                       std::int64_t now_ms) {
+  const std::string& gid = classic.group_id();
+  const std::int32_t generation = classic.generation_id();
+  const std::string protocol = classic.protocol_name().value_or("");
+  auto refuse = [&gid](std::string_view why) {
+    return unexpected(
+        error(Error::kGroupIdNotFound, fmt::format("Cannot upgrade classic group {} to consumer group {}.", gid, why)));
+  };
+  std::vector<ConsumerMember> members;
+  std::set<std::pair<Uuid, std::int32_t>> taken;
+  for (const auto& [id, cm] : classic.members()) {
+    const Bytes* metadata = cm.metadata_for(protocol);
+    if (metadata == nullptr) return refuse("because the embedded consumer protocol is malformed");
+    auto subscription = p::decode_subscription(*metadata);
+    if (!subscription) return refuse("because the embedded consumer protocol is malformed");
+    ConsumerMember m;
+    m.member_id = id;
+    m.member_epoch = generation;
+    m.previous_member_epoch = generation;
+    m.instance_id = cm.group_instance_id;
+    if (subscription->rack_id && !subscription->rack_id->empty()) m.rack_id = subscription->rack_id;
+    m.rebalance_timeout_ms = cm.rebalance_timeout_ms;
+    m.client_id = cm.client_id;
+    m.client_host = cm.client_host;
+    m.subscribed_topic_names = subscription->topics;
+    std::ranges::sort(m.subscribed_topic_names);
+    m.subscribed_topic_names.erase(std::unique(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end()),
+                                   m.subscribed_topic_names.end());
+    m.classic = ClassicMemberMetadata{cm.session_timeout_ms, cm.protocols};
+    if (!cm.assignment.empty()) {
+      auto assignment = p::decode_assignment(cm.assignment);
+      if (!assignment) return refuse("because the embedded consumer protocol is malformed");
+      if (assignment->user_data && !assignment->user_data->empty()) {
+        return refuse(
+            "because an unsupported custom assignor is in use. Please refer to the documentation or switch to a "
+            "default assignor before re-attempting the upgrade");
+      }
+      for (const auto& [topic, partition] : assignment->partitions) {
+        const TopicImage::Topic* t = topics.by_name(topic);
+        // A partition the leader gave to two members stays with the first (a consumer group
+        // cannot have two owners).
+        if (t != nullptr && taken.insert({t->id, partition}).second) m.assigned[t->id][partition] = generation;
+      }
+    }
+    members.push_back(std::move(m));
+  }
+  forget(gid);
+  Event ev(*this, gid, now_ms);
+  std::set<std::string> names;
+  for (const ConsumerMember& m : members) {
+    ev.emit(consumer_records::member_subscription(gid, m));
+    names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  }
+  ev.emit(consumer_records::group_epoch(gid, generation, metadata_hash(names, topics)));
+  for (const ConsumerMember& m : members) {
+    ev.emit(consumer_records::target_member(gid, m.member_id, partitions_of(m.assigned)));
+  }
+  ev.emit(consumer_records::target_metadata(gid, generation, 0));
+  for (const ConsumerMember& m : members) ev.emit(consumer_records::current_assignment(gid, m));
+  std::vector<Record> records = ev.commit();
+  for (const ConsumerMember& m : members) {
+    timers_[gid][m.member_id].session_deadline_ms = now_ms + m.classic->session_timeout_ms;
+  }
+  return records;
+}
+
+void ConsumerGroupCoordinator::forget(const std::string& group_id) {
+  groups_.erase(group_id);
+  timers_.erase(group_id);
+}
+
+Result<ClassicJoined, GroupError> ConsumerGroupCoordinator::classic_join(const ClassicJoinRequest& req,
+                                                                         const ClientInfo& client,
+                                                                         const TopicImage& topics,
+                                                                         std::int64_t now_ms) {
+  observe_topics(topics);
+  const ConsumerGroup* g = group(req.group_id);
+  WEIR_ASSERT(g != nullptr, "classic join to unknown consumer group {}", req.group_id);
+  if (config_.migration_policy == MigrationPolicy::kDisabled) {
+    return unexpected(error(Error::kInconsistentGroupProtocol,
+                            fmt::format("Cannot join the consumer group {} with the classic protocol because the "
+                                        "group migration is disabled.",
+                                        req.group_id)));
+  }
+  const std::string member_id = req.member_id.empty() ? Uuid::random(rng_).to_string() : req.member_id;
+  if (g->member(member_id) == nullptr && g->members().size() >= static_cast<std::size_t>(config_.max_size)) {
+    return unexpected(
+        error(Error::kGroupMaxSizeReached,
+              fmt::format("The consumer group has reached its maximum capacity of {} members.", config_.max_size)));
+  }
+  if (!supports_classic(*g, req.protocol_type, req.protocols)) {
+    return unexpected(
+        error(Error::kInconsistentGroupProtocol, fmt::format("Member {}'s protocols are not supported.", member_id)));
+  }
+  ClassicJoined out;
+  out.member_id = member_id;
+  if (req.requires_known_member_id) {
+    out.error = Error::kMemberIdRequired;
+    return out;
+  }
+  auto subscription = p::decode_subscription(req.protocols.front().metadata);
+  if (!subscription) {
+    return unexpected(
+        error(Error::kUnknownServerError, "Malformed embedded consumer protocol in subscription deserialization."));
+  }
+  // The JoinGroup as the heartbeat of a member at epoch 0 that reports what it owns.
+  p::ConsumerGroupHeartbeatRequest hb;
+  hb.group_id = req.group_id;
+  hb.member_id = member_id;
+  hb.member_epoch = 0;
+  hb.instance_id = req.instance_id;
+  if (subscription->rack_id && !subscription->rack_id->empty()) hb.rack_id = subscription->rack_id;
+  hb.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  hb.subscribed_topic_names = subscription->topics;
+  hb.subscribed_topic_regex = std::string();
+  std::map<Uuid, std::vector<std::int32_t>> owned;
+  for (const auto& [topic, partition] : subscription->owned_partitions) {
+    if (const TopicImage::Topic* t = topics.by_name(topic)) owned[t->id].push_back(partition);
+  }
+  hb.topic_partitions.emplace();
+  for (auto& [topic, partitions] : owned) {
+    auto& tp = hb.topic_partitions->emplace_back();
+    tp.topic_id = topic;
+    tp.partitions = std::move(partitions);
+  }
+  auto joined = join_or_heartbeat(hb, client, topics, now_ms, &req);
+  if (!joined) return unexpected(joined.error());
+  MemberTimers& t = timers_[req.group_id][member_id];
+  t.session_deadline_ms = now_ms + req.session_timeout_ms;
+  t.join_deadline_ms = kNever;
+  t.sync_deadline_ms = now_ms + req.rebalance_timeout_ms;
+  out.generation_id = joined->response.member_epoch;
+  out.protocol_name = req.protocols.front().name;
+  out.records = std::move(joined->records);
+  return out;
+}
+
+Result<Bytes, GroupError> ConsumerGroupCoordinator::classic_sync(
+    const std::string& group_id, const std::string& member_id, const std::optional<std::string>& instance_id,
+    std::int32_t generation_id, const std::optional<std::string>& protocol_type,
+    const std::optional<std::string>& protocol_name, const TopicImage& topics, std::int64_t now_ms) {
+  const ConsumerGroup* g = group(group_id);
+  WEIR_ASSERT(g != nullptr, "classic sync to unknown consumer group {}", group_id);
+  Checked m = classic_member(*g, member_id, instance_id);
+  if (!m) return unexpected(m.error());
+  const ConsumerMember& member = **m;
+  if (GroupError e = generation_mismatch(member, generation_id); e.code != Error::kNone) return unexpected(e);
+  const std::string& chosen = member.classic->protocols.front().name;
+  if (protocol_type && *protocol_type != kConsumerProtocolType) {
+    return unexpected(error(Error::kInconsistentGroupProtocol,
+                            fmt::format("The protocol type {} from member {} request is not equal to the group "
+                                        "protocol type consumer.",
+                                        *protocol_type, member.member_id)));
+  }
+  if (protocol_name && *protocol_name != chosen) {
+    return unexpected(error(Error::kInconsistentGroupProtocol,
+                            fmt::format("The protocol name {} from member {} request is not equal to the protocol "
+                                        "name {} returned in the join response.",
+                                        *protocol_name, member.member_id, chosen)));
+  }
+  MemberTimers& t = timers_[group_id][member.member_id];
+  if (g->group_epoch() > member.member_epoch && member.state != MemberState::kUnrevokedPartitions) {
+    if (t.join_deadline_ms == kNever) t.join_deadline_ms = now_ms + member.rebalance_timeout_ms;
+    return unexpected(error(Error::kRebalanceInProgress,
+                            fmt::format("A new rebalance is triggered in group {} and member {} should rejoin to "
+                                        "catch up.",
+                                        group_id, member.member_id)));
+  }
+  t.sync_deadline_ms = kNever;
+  t.session_deadline_ms = now_ms + member.classic->session_timeout_ms;
+  return classic_assignment(partitions_of(member.assigned), topics, assignment_version(*member.classic));
+}
+
+GroupError ConsumerGroupCoordinator::classic_heartbeat(const std::string& group_id, const std::string& member_id,
+                                                       const std::optional<std::string>& instance_id,
+                                                       std::int32_t generation_id, std::int64_t now_ms) {
+  const ConsumerGroup* g = group(group_id);
+  WEIR_ASSERT(g != nullptr, "classic heartbeat to unknown consumer group {}", group_id);
+  Checked m = classic_member(*g, member_id, instance_id);
+  if (!m) return m.error();
+  const ConsumerMember& member = **m;
+  if (GroupError e = generation_mismatch(member, generation_id); e.code != Error::kNone) return e;
+  MemberTimers& t = timers_[group_id][member.member_id];
+  t.session_deadline_ms = now_ms + member.classic->session_timeout_ms;
+  // Rejoin: the group moved on, the member must revoke, or what it waits for is free.
+  if (member.member_epoch < g->group_epoch() || member.state == MemberState::kUnrevokedPartitions ||
+      (member.state == MemberState::kUnreleasedPartitions && !waiting_on_unreleased(*g, member))) {
+    if (t.join_deadline_ms == kNever) t.join_deadline_ms = now_ms + member.rebalance_timeout_ms;
+    return error(Error::kRebalanceInProgress, "");
+  }
+  return {};
+}
+
+ConsumerGroupCoordinator::LeaveResult ConsumerGroupCoordinator::classic_leave(const std::string& group_id,
+                                                                              const std::vector<Leaving>& leaving,
+                                                                              const TopicImage* topics,
+                                                                              std::int64_t now_ms) {
+  Event ev(*this, group_id, now_ms);
+  WEIR_ASSERT(ev.existed(), "classic leave from unknown consumer group {}", group_id);
+  LeaveResult out;
+  bool removed = false;
+  for (const Leaving& l : leaving) {
+    const ConsumerGroup& g = ev.group();
+    const ConsumerMember* m = nullptr;
+    Error e = Error::kNone;
+    if (!l.instance_id) {
+      m = g.member(l.member_id);
+    } else {
+      m = g.static_member(*l.instance_id);
+      // LeaveGroup may remove a static member by instance id alone (administrative removal).
+      if (m != nullptr && !l.member_id.empty() && m->member_id != l.member_id) e = Error::kFencedInstanceId;
+    }
+    if (m == nullptr || (e == Error::kNone && !m->classic)) e = Error::kUnknownMemberId;
+    if (e != Error::kNone) {
+      out.members.emplace_back(l.member_id, e);
+      continue;
+    }
+    const std::string id = m->member_id;
+    remove_member(ev, id);
+    timers_[group_id].erase(id);
+    out.members.emplace_back(id, Error::kNone);
+    removed = true;
+  }
+  if (removed) {
+    const ConsumerGroup& g = ev.group();
+    const std::int64_t hash = topics ? metadata_hash(g.subscribed_topic_names(), *topics) : g.metadata_hash();
+    ev.emit(consumer_records::group_epoch(group_id, g.group_epoch() + 1, hash));
+  }
+  out.records = ev.commit();
+  return out;
+}
+
+bool ConsumerGroupCoordinator::downgrades_without(const ConsumerGroup& g, const std::string& member_id) const {
+  const ConsumerMember* leaving = g.member(member_id);
+  if (leaving == nullptr || leaving->classic || g.members().size() <= 1) return false;
+  const bool others_classic = std::ranges::all_of(
+      g.members(), [&](const auto& e) { return e.first == member_id || e.second.classic.has_value(); });
+  return others_classic && downgrade_enabled(config_.migration_policy) &&
+         g.members().size() - 1 <= static_cast<std::size_t>(classic_max_size_);
+}
+
+void ConsumerGroupCoordinator::fence_or_downgrade(Event& ev, const std::string& member_id, const TopicImage* topics) {
+  const std::string gid = ev.group().group_id();
+  if (!downgrades_without(ev.group(), member_id)) {
+    fence_member(ev, member_id, topics);
+    timers_[gid].erase(member_id);
+    return;
+  }
+  downgrades_.push_back(Downgrade{ev.group(), member_id});
+  emit_group_tombstones(ev);
+  timers_.erase(gid);
 }
 
 }  // namespace weir::group

@@ -25,8 +25,21 @@
 // session_timeout_ms after its last heartbeat; a member in UNREVOKED_PARTITIONS that does not
 // move past its epoch within its rebalance timeout is fenced. Both remove the member.
 //
+// Migration with classic groups (group.consumer.migration.policy), as Kafka 4.3.1: a classic
+// group converts into a consumer group when a ConsumerGroupHeartbeat joins it (its members keep
+// their generation as member epoch, their subscriptions and assignments, and the JoinGroup
+// metadata in record 5's ClassicMemberMetadata); classic members then join, sync, heartbeat and
+// leave a consumer group with the classic APIs (classic_*): a JoinGroup reconciles the member like
+// a heartbeat reporting its owned partitions, SyncGroup hands out its current assignment, and
+// Heartbeat answers REBALANCE_IN_PROGRESS while it must rejoin; a JoinGroup is due within the
+// rebalance timeout of that answer and a SyncGroup within that of the join, else the member is
+// fenced. When the last consumer-protocol member leaves or is fenced and classic members remain,
+// the group is deleted with Kafka's tombstones and handed back (take_downgrades) to become a
+// classic group again.
+//
 // Departures from Kafka 4.3.1 (not yet done): group-level configs (GROUP resource) and the
-// group.consumer.min/max bounds; migration from/to classic groups; the metadata hash is weir's
+// group.consumer.min/max bounds; a static classic member replacing the last consumer-protocol
+// member does not downgrade the group (Kafka's validateOnlineDowngradeWithReplacedMember); the metadata hash is weir's
 // own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
 // assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
 // resolved without an authorizer's DESCRIBE filter (weir has no ACL enforcement), and over the
@@ -44,6 +57,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -55,6 +69,18 @@
 
 namespace weir::group {
 
+// group.consumer.migration.policy: which online conversions between classic and consumer groups
+// are allowed (Kafka's ConsumerGroupMigrationPolicy).
+enum class MigrationPolicy { kDisabled, kUpgrade, kDowngrade, kBidirectional };
+// The policy a config value names, in any case (nullopt for another value).
+[[nodiscard]] std::optional<MigrationPolicy> parse_migration_policy(std::string_view value);
+[[nodiscard]] inline bool upgrade_enabled(MigrationPolicy p) {
+  return p == MigrationPolicy::kUpgrade || p == MigrationPolicy::kBidirectional;
+}
+[[nodiscard]] inline bool downgrade_enabled(MigrationPolicy p) {
+  return p == MigrationPolicy::kDowngrade || p == MigrationPolicy::kBidirectional;
+}
+
 // Broker configs of the consumer protocol, Kafka 4.3.1's names and defaults.
 struct ConsumerGroupConfig {
   std::int32_t session_timeout_ms = 45000;                           // group.consumer.session.timeout.ms
@@ -64,6 +90,7 @@ struct ConsumerGroupConfig {
   std::int32_t regex_refresh_interval_ms = 600000;                   // group.consumer.regex.refresh.interval.ms
   // group.consumer.assignors: the first is the default when no member names one.
   std::vector<std::string> assignors = {"uniform", "range"};
+  MigrationPolicy migration_policy = MigrationPolicy::kBidirectional;  // group.consumer.migration.policy
 };
 
 // Who sent a request (the host fills it from the request header and the connection).
@@ -83,6 +110,35 @@ struct CommitCheck {
   GroupError group_error;  // whole-request error
   // Set when the commit came with an older epoch: per-partition check (KIP-1251).
   std::function<GroupError(const std::string& topic, std::int32_t partition)> per_partition;
+};
+
+// A JoinGroup of the classic protocol to a consumer group (the fields the coordinator reads,
+// with the defaults of old versions resolved).
+struct ClassicJoinRequest {
+  std::string group_id;
+  std::string member_id;  // "" for a member without one
+  std::optional<std::string> instance_id;
+  std::int32_t session_timeout_ms = 0;
+  std::int32_t rebalance_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<Protocol> protocols;
+  bool requires_known_member_id = false;  // v4+ and dynamic: answer MEMBER_ID_REQUIRED first
+};
+
+// What a classic member of a consumer group gets back from JoinGroup / SyncGroup.
+struct ClassicJoined {
+  std::string member_id;
+  std::int32_t generation_id = 0;  // the member epoch
+  std::string protocol_name;
+  Error error = Error::kNone;  // kMemberIdRequired, with member_id set
+  std::vector<Record> records;
+};
+
+// A consumer group that became a classic group again (Kafka's convertToClassicGroup): the group
+// as it was, and the consumer-protocol member whose departure caused it (not carried over).
+struct Downgrade {
+  ConsumerGroup group;
+  std::string leaving_member_id;
 };
 
 class ConsumerGroupCoordinator {
@@ -125,6 +181,49 @@ class ConsumerGroupCoordinator {
   // member still revoking).
   void finish_replay(std::int64_t now_ms);
 
+  // ---- Migration with classic groups (Kafka 4.3.1's online upgrade and downgrade) ----
+  // A classic group of "consumer" protocol members converted into a consumer group (Kafka's
+  // ConsumerGroup.fromClassicGroup): its records (members 5, epoch 3, targets 7, 6, current
+  // assignments 8), applied here, with each member's session timer armed from its classic session
+  // timeout. GROUP_ID_NOT_FOUND with Kafka's text when a member's embedded protocol is unreadable
+  // or a custom assignor's user data would be lost. The caller writes the classic tombstone first.
+  Result<std::vector<Record>, GroupError> convert_from_classic(const ClassicGroup& classic, const TopicImage& topics,
+                                                               std::int64_t now_ms);
+  // Forgets a group and its timers without records (undoes convert_from_classic when the
+  // heartbeat that caused it then fails).
+  void forget(const std::string& group_id);
+
+  // JoinGroup / SyncGroup / Heartbeat / LeaveGroup of classic members of a non-empty consumer
+  // group (Kafka's classicGroup*ToConsumerGroup). The member's assignment comes from the target
+  // assignment through the same reconciliation as a consumer-protocol member's; its member epoch
+  // is its generation.
+  Result<ClassicJoined, GroupError> classic_join(const ClassicJoinRequest& req, const ClientInfo& client,
+                                                 const TopicImage& topics, std::int64_t now_ms);
+  // The member's assignment (ConsumerProtocolAssignment at its protocol's version) or the error.
+  Result<Bytes, GroupError> classic_sync(const std::string& group_id, const std::string& member_id,
+                                         const std::optional<std::string>& instance_id, std::int32_t generation_id,
+                                         const std::optional<std::string>& protocol_type,
+                                         const std::optional<std::string>& protocol_name, const TopicImage& topics,
+                                         std::int64_t now_ms);
+  [[nodiscard]] GroupError classic_heartbeat(const std::string& group_id, const std::string& member_id,
+                                             const std::optional<std::string>& instance_id, std::int32_t generation_id,
+                                             std::int64_t now_ms);
+  struct Leaving {
+    std::string member_id;
+    std::optional<std::string> instance_id;
+  };
+  struct LeaveResult {
+    std::vector<std::pair<std::string, Error>> members;  // member id (resolved) and its error
+    std::vector<Record> records;
+  };
+  LeaveResult classic_leave(const std::string& group_id, const std::vector<Leaving>& leaving, const TopicImage* topics,
+                            std::int64_t now_ms);
+  // Groups that turned classic since the last call (a consumer-protocol member left or was fenced
+  // and only classic members remain); the caller recreates them as classic groups.
+  std::vector<Downgrade> take_downgrades() { return std::exchange(downgrades_, {}); }
+  // The classic group size limit a downgrade must fit (group.max.size).
+  void set_classic_max_size(std::int32_t n) { classic_max_size_ = n; }
+
   [[nodiscard]] const std::map<std::string, ConsumerGroup>& groups() const { return groups_; }
   [[nodiscard]] const ConsumerGroup* group(const std::string& group_id) const;
   // Applies records the caller built (DeleteGroups).
@@ -134,6 +233,9 @@ class ConsumerGroupCoordinator {
     std::int64_t session_deadline_ms = std::numeric_limits<std::int64_t>::max();
     std::int64_t rebalance_deadline_ms = std::numeric_limits<std::int64_t>::max();
     std::int32_t rebalance_epoch = -1;  // the epoch the member must leave by the deadline
+    // Classic members: a JoinGroup is due after REBALANCE_IN_PROGRESS, a SyncGroup after a join.
+    std::int64_t join_deadline_ms = std::numeric_limits<std::int64_t>::max();
+    std::int64_t sync_deadline_ms = std::numeric_limits<std::int64_t>::max();
   };
   [[nodiscard]] const MemberTimers* timers(const std::string& group_id, const std::string& member_id) const;
 
@@ -143,9 +245,15 @@ class ConsumerGroupCoordinator {
  private:
   Result<Heartbeat, GroupError> leave(const protocol::ConsumerGroupHeartbeatRequest& req, const TopicImage& topics,
                                       std::int64_t now_ms);
+  // `classic`: the request is a classic member's JoinGroup (classic_join), translated.
   Result<Heartbeat, GroupError> join_or_heartbeat(const protocol::ConsumerGroupHeartbeatRequest& req,
                                                   const ClientInfo& client, const TopicImage& topics,
-                                                  std::int64_t now_ms);
+                                                  std::int64_t now_ms, const ClassicJoinRequest* classic = nullptr);
+
+  // Whether fencing `member_id` leaves only classic members, so that the group turns classic.
+  [[nodiscard]] bool downgrades_without(const ConsumerGroup& g, const std::string& member_id) const;
+  // Removes a member (timers included), or downgrades the group when that is due.
+  void fence_or_downgrade(Event& ev, const std::string& member_id, const TopicImage* topics);
 
   // Kafka's lastMetadataImageWithNewTopics: the version of the first image seen, then of each
   // image that brought topics the previous one did not have.
@@ -158,6 +266,8 @@ class ConsumerGroupCoordinator {
   std::int64_t last_image_with_new_topics_ = -1;
   ConsumerGroupConfig config_;
   std::mt19937_64 rng_;
+  std::vector<Downgrade> downgrades_;
+  std::int32_t classic_max_size_ = std::numeric_limits<std::int32_t>::max();
 };
 
 }  // namespace weir::group

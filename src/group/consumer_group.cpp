@@ -85,7 +85,7 @@ bool ConsumerMember::same_subscription_record(const ConsumerMember& o) const {
   return instance_id == o.instance_id && rack_id == o.rack_id && rebalance_timeout_ms == o.rebalance_timeout_ms &&
          client_id == o.client_id && client_host == o.client_host &&
          subscribed_topic_names == o.subscribed_topic_names && subscribed_topic_regex == o.subscribed_topic_regex &&
-         server_assignor == o.server_assignor;
+         server_assignor == o.server_assignor && classic == o.classic;
 }
 
 bool ConsumerMember::same_assignment_record(const ConsumerMember& o) const {
@@ -184,6 +184,7 @@ void ConsumerGroup::apply_member_subscription(const std::string& member_id, cons
   m.subscribed_topic_names = subscription->subscribed_topic_names;
   m.subscribed_topic_regex = subscription->subscribed_topic_regex;
   m.server_assignor = subscription->server_assignor;
+  m.classic = subscription->classic;
   if (m.instance_id) static_members_[*m.instance_id] = member_id;
 }
 
@@ -374,6 +375,15 @@ Record member_subscription(const std::string& group_id, const ConsumerMember& m)
   v.rebalance_timeout_ms = m.rebalance_timeout_ms;
   v.server_assignor = m.server_assignor;
   v.classic_member_metadata = std::nullopt;
+  if (m.classic) {
+    auto& c = v.classic_member_metadata.emplace();
+    c.session_timeout_ms = m.classic->session_timeout_ms;
+    for (const Protocol& proto : m.classic->protocols) {
+      auto& cp = c.supported_protocols.emplace_back();
+      cp.name = proto.name;
+      cp.metadata = proto.metadata;
+    }
+  }
   return Record{
       member_key<p::ConsumerGroupMemberMetadataKey>(ConsumerRecordType::kMemberMetadata, group_id, m.member_id),
       encode_value(v)};
@@ -539,6 +549,13 @@ Status<ReplayError> replay_consumer_record(std::map<std::string, ConsumerGroup>&
       std::ranges::sort(m.subscribed_topic_names);
       m.subscribed_topic_regex = v.subscribed_topic_regex.value_or("");
       m.server_assignor = v.server_assignor;
+      if (v.classic_member_metadata) {
+        auto& c = m.classic.emplace();
+        c.session_timeout_ms = v.classic_member_metadata->session_timeout_ms;
+        for (const auto& cp : v.classic_member_metadata->supported_protocols) {
+          c.protocols.push_back(Protocol{cp.name, cp.metadata});
+        }
+      }
       group_for(groups, k.group_id).apply_member_subscription(k.member_id, &m);
       return {};
     }

@@ -41,6 +41,7 @@
 
 #include "base/result.h"
 #include "base/uuid.h"
+#include "group/classic_group.h"
 #include "group/offset_manager.h"
 #include "protocol/codec.h"
 
@@ -94,6 +95,14 @@ using TopicPartitionSet = std::map<Uuid, std::set<std::int32_t>>;
 
 [[nodiscard]] TopicPartitionSet partitions_of(const PartitionEpochs& p);
 
+// What a member that joined through JoinGroup (the classic protocol) sent there: its session
+// timeout and its protocols (Kafka's ClassicMemberMetadata of record type 5).
+struct ClassicMemberMetadata {
+  std::int32_t session_timeout_ms = 0;
+  std::vector<Protocol> protocols;  // in the member's order of preference
+  bool operator==(const ClassicMemberMetadata&) const = default;
+};
+
 constexpr std::int32_t kLeaveGroupMemberEpoch = -1;
 constexpr std::int32_t kLeaveGroupStaticMemberEpoch = -2;
 
@@ -114,7 +123,9 @@ struct ConsumerMember {
   std::vector<std::string> subscribed_topic_names;  // sorted, unique
   std::string subscribed_topic_regex;               // "" when none, as Kafka keeps it
   std::optional<std::string> server_assignor;
+  std::optional<ClassicMemberMetadata> classic;  // set: the member uses the classic protocol
 
+  [[nodiscard]] bool uses_classic() const { return classic.has_value(); }
   // Kafka's isReconciledTo.
   [[nodiscard]] bool reconciled_to(std::int32_t epoch) const {
     return state == MemberState::kStable && member_epoch == epoch;

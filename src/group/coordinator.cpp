@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/assert.h"
+#include "protocol/consumer_protocol.h"
 #include "protocol/gen/group_metadata_key.h"
 #include "protocol/gen/group_metadata_value.h"
 #include "protocol/gen/offset_commit_key.h"
@@ -133,10 +134,15 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
     c.reply(fx, join_error(Error::kInvalidSessionTimeout, req.member_id));
     return fx;
   }
-  if (consumer_.group(req.group_id) != nullptr) {
-    // A consumer-protocol group: classic members may not join it (no protocol migration yet).
-    c.reply(fx, join_error(Error::kInconsistentGroupProtocol, req.member_id));
-    return fx;
+  if (const ConsumerGroup* cg = consumer_.group(req.group_id)) {
+    if (!cg->members().empty()) {
+      join_consumer_group(c, fx);
+      return fx;
+    }
+    // An empty consumer group gives way to a classic group, as Kafka's maybeDeleteEmptyConsumerGroup.
+    std::vector<Record> tombstones = consumer_.delete_records(*cg);
+    consumer_.apply(tombstones);
+    for (Record& r : tombstones) fx.records.push_back(std::move(r));
   }
   const bool unknown_member = req.member_id.empty();
   ClassicGroup* g = find_group(req.group_id);
@@ -169,6 +175,33 @@ Effects GroupCoordinator::join_group(RequestHandle handle, const p::JoinGroupReq
   // As in Kafka, a group created here stays (Empty) even if the join failed.
   g->check_invariants();
   return fx;
+}
+
+void GroupCoordinator::join_consumer_group(const JoinContext& c, Effects& fx) {
+  ClassicJoinRequest j;
+  j.group_id = c.req.group_id;
+  j.member_id = c.req.member_id;
+  j.instance_id = c.req.group_instance_id;
+  j.session_timeout_ms = c.req.session_timeout_ms;
+  j.rebalance_timeout_ms = c.rebalance_timeout_ms;
+  j.protocol_type = c.req.protocol_type;
+  j.protocols = c.protocols;
+  j.requires_known_member_id = c.version >= 4 && c.req.member_id.empty() && !c.req.group_instance_id;
+  auto joined = consumer_.classic_join(j, ClientInfo{c.client_id, c.client_host}, topic_image(), c.now_ms);
+  if (!joined) return c.reply(fx, join_error(joined.error().code, c.req.member_id));
+  if (joined->error != Error::kNone) return c.reply(fx, join_error(joined->error, joined->member_id));
+  p::JoinGroupResponse r;
+  r.member_id = joined->member_id;
+  r.generation_id = joined->generation_id;
+  r.protocol_type = std::string(p::kConsumerProtocolType);
+  r.protocol_name = joined->protocol_name;
+  for (Record& rec : joined->records) fx.records.push_back(std::move(rec));
+  c.reply(fx, std::move(r));
+}
+
+const TopicImage& GroupCoordinator::topic_image() const {
+  static const TopicImage kNoTopics;
+  return topics_ != nullptr ? *topics_ : kNoTopics;
 }
 
 void GroupCoordinator::join_new_member(ClassicGroup& g, const JoinContext& c, Effects& fx) {
@@ -448,6 +481,16 @@ Effects GroupCoordinator::sync_group(RequestHandle handle, const p::SyncGroupReq
   Effects fx;
   auto reply = [&](p::SyncGroupResponse r) { fx.syncs.push_back({handle, version, std::move(r)}); };
   if (req.group_id.empty()) return reply(sync_error(Error::kInvalidGroupId)), fx;
+  if (consumer_.group(req.group_id) != nullptr) {
+    auto assignment = consumer_.classic_sync(req.group_id, req.member_id, req.group_instance_id, req.generation_id,
+                                             req.protocol_type, req.protocol_name, topic_image(), now_ms);
+    if (!assignment) return reply(sync_error(assignment.error().code)), fx;
+    p::SyncGroupResponse r;
+    r.protocol_type = req.protocol_type;
+    r.protocol_name = req.protocol_name;
+    r.assignment = std::move(*assignment);
+    return reply(std::move(r)), fx;
+  }
   ClassicGroup* g = find_group(req.group_id);
   if (g == nullptr) return reply(sync_error(Error::kUnknownMemberId)), fx;
   if (g->is(GroupState::kDead)) return reply(sync_error(Error::kCoordinatorNotAvailable)), fx;
@@ -508,6 +551,11 @@ Reply<p::HeartbeatResponse> GroupCoordinator::heartbeat(const p::HeartbeatReques
     return out;
   };
   if (req.group_id.empty()) return result(Error::kInvalidGroupId);
+  if (consumer_.group(req.group_id) != nullptr) {
+    return result(
+        consumer_.classic_heartbeat(req.group_id, req.member_id, req.group_instance_id, req.generation_id, now_ms)
+            .code);
+  }
   ClassicGroup* g = find_group(req.group_id);
   if (g == nullptr) return result(Error::kUnknownMemberId);
   if (g->is(GroupState::kDead)) return result(Error::kCoordinatorNotAvailable);
@@ -532,6 +580,23 @@ Reply<p::LeaveGroupResponse> GroupCoordinator::leave_group(const p::LeaveGroupRe
   }
   if (req.group_id.empty()) {
     out.response.error_code = code(Error::kInvalidGroupId);
+    return out;
+  }
+  if (consumer_.group(req.group_id) != nullptr) {
+    std::vector<ConsumerGroupCoordinator::Leaving> leaving;
+    for (const auto& who : identities) leaving.push_back({who.member_id, who.group_instance_id});
+    auto left = consumer_.classic_leave(req.group_id, leaving, topics_, now_ms);
+    for (std::size_t i = 0; i < identities.size(); ++i) {
+      auto& r = out.response.members.emplace_back();
+      r.member_id = left.members[i].first;
+      r.group_instance_id = identities[i].group_instance_id;
+      r.error_code = code(left.members[i].second);
+    }
+    out.effects.records = std::move(left.records);
+    if (version < 3) {
+      out.response.error_code = out.response.members.front().error_code;
+      out.response.members.clear();
+    }
     return out;
   }
   ClassicGroup* g = find_group(req.group_id);
@@ -995,6 +1060,7 @@ Effects GroupCoordinator::tick(std::int64_t now_ms) {
     g->check_invariants();
   }
   for (Record& r : consumer_.tick(topics_, now_ms)) fx.records.push_back(std::move(r));
+  apply_downgrades(now_ms, fx);
   return fx;
 }
 
@@ -1094,8 +1160,9 @@ Status<ReplayError> GroupCoordinator::replay(std::span<const std::uint8_t> key,
   if (key_version == 0 || key_version == 1) {
     auto group_id = offsets_.replay(kr, value, at);
     if (!group_id) return unexpected(group_id.error());
-    // Offsets committed without joining make a "simple" group, as in Kafka.
-    if (value) get_or_create(*group_id);
+    // Offsets committed without joining make a "simple" group, as in Kafka, unless a consumer
+    // group has the id.
+    if (value && consumer_.group(*group_id) == nullptr) get_or_create(*group_id);
     return {};
   }
   if (key_version == kGroupMetadataKeyVersion) return replay_group(kr, value);
@@ -1169,23 +1236,100 @@ Reply<p::ConsumerGroupHeartbeatResponse> GroupCoordinator::consumer_group_heartb
   if (GroupError e = consumer_.validate(req, version); e.code != Error::kNone) return error(std::move(e));
   if (ClassicGroup* g = find_group(req.group_id)) {
     // An empty classic group (or one holding only offsets) is replaced by the consumer group on
-    // the first join, as Kafka does; one with members would need the protocol migration.
-    if (req.member_epoch != 0 || !g->is(GroupState::kEmpty)) {
+    // the first join, as Kafka does; one with members is converted (the online upgrade).
+    if (req.member_epoch != 0) {
       return error({Error::kGroupIdNotFound, fmt::format("Group {} is not a consumer group.", req.group_id)});
     }
-    auto hb = consumer_.heartbeat(req, client, topics, now_ms);
-    if (hb.response.error_code == 0) {
-      out.effects.records.push_back(Record{group_key(req.group_id), std::nullopt});
-      groups_.erase(req.group_id);
+    std::vector<Record> records{Record{group_key(req.group_id), std::nullopt}};
+    if (!g->is(GroupState::kEmpty)) {
+      if (GroupError e = upgrade_refusal(*g); e.code != Error::kNone) return error(std::move(e));
+      auto converted = consumer_.convert_from_classic(*g, topics, now_ms);
+      if (!converted) return error(std::move(converted.error()));
+      for (Record& r : *converted) records.push_back(std::move(r));
     }
+    auto hb = consumer_.heartbeat(req, client, topics, now_ms);
+    if (hb.response.error_code != 0) {
+      consumer_.forget(req.group_id);  // the classic group stays as it was
+      out.response = std::move(hb.response);
+      return out;
+    }
+    // Members waiting on a JoinGroup or SyncGroup of the old generation rejoin the new group.
+    for (const auto& [id, m] : g->members()) {
+      if (m.awaiting_join)
+        out.effects.joins.push_back({*m.awaiting_join, m.join_version, join_error(Error::kRebalanceInProgress, id)});
+      if (m.awaiting_sync)
+        out.effects.syncs.push_back({*m.awaiting_sync, m.sync_version, sync_error(Error::kRebalanceInProgress)});
+    }
+    groups_.erase(req.group_id);
     out.response = std::move(hb.response);
+    out.effects.records = std::move(records);
     for (auto& r : hb.records) out.effects.records.push_back(std::move(r));
     return out;
   }
   auto hb = consumer_.heartbeat(req, client, topics, now_ms);
   out.response = std::move(hb.response);
   out.effects.records = std::move(hb.records);
+  apply_downgrades(now_ms, out.effects);
   return out;
+}
+
+GroupError GroupCoordinator::upgrade_refusal(const ClassicGroup& g) const {
+  auto refused = [&g](std::string_view why) {
+    return GroupError{Error::kGroupIdNotFound,
+                      fmt::format("Cannot upgrade classic group {} to consumer group because {}.", g.group_id(), why)};
+  };
+  if (!upgrade_enabled(config_.consumer.migration_policy)) return refused("online upgrade is disabled");
+  if (g.protocol_type() != std::optional<std::string>(p::kConsumerProtocolType)) {
+    return refused("the group does not use the consumer embedded protocol");
+  }
+  if (g.size() > static_cast<std::size_t>(config_.consumer.max_size)) {
+    return refused("the group size exceeds the consumer group maximum size");
+  }
+  return {};
+}
+
+void GroupCoordinator::apply_downgrades(std::int64_t now_ms, Effects& fx) {
+  for (Downgrade& d : consumer_.take_downgrades()) {
+    const ConsumerGroup& cg = d.group;
+    std::vector<Member> members;
+    for (const auto& [id, cm] : cg.members()) {
+      if (id == d.leaving_member_id) continue;
+      WEIR_ASSERT(cm.classic.has_value(), "downgrading group {} with consumer-protocol member {}", cg.group_id(), id);
+      Member m;
+      m.member_id = id;
+      m.group_instance_id = cm.instance_id;
+      m.client_id = cm.client_id;
+      m.client_host = cm.client_host;
+      m.rebalance_timeout_ms = cm.rebalance_timeout_ms;
+      m.session_timeout_ms = cm.classic->session_timeout_ms;
+      m.protocols = cm.classic->protocols;
+      m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+      members.push_back(std::move(m));
+    }
+    ClassicGroup& g = get_or_create(cg.group_id());
+    // The first member leads, as the first one added leads in Kafka's ClassicGroup.
+    const std::string leader = members.front().member_id;
+    g.restore(std::string(p::kConsumerProtocolType), cg.group_epoch(), std::nullopt, leader, now_ms,
+              std::move(members));
+    g.set_protocol_name(g.select_protocol());
+    // Each member's assignment is its target, at the version of its metadata.
+    for (const auto& [id, member] : g.members()) {
+      Member& m = *g.find(id);
+      const Bytes* md = m.metadata_for(*g.protocol_name());
+      p::Reader r(md != nullptr ? *md : Bytes{});
+      const std::int16_t v = std::clamp<std::int16_t>(r.ok() ? r.i16() : 0, 0, p::kConsumerProtocolVersion);
+      p::ConsumerAssignment a;
+      for (const auto& [topic, partitions] : cg.target_of(id)) {
+        const TopicImage::Topic* t = topic_image().by_id(topic);
+        if (t == nullptr) continue;
+        for (std::int32_t partition : partitions) a.partitions.emplace_back(t->name, partition);
+      }
+      m.assignment = p::encode_assignment(a, v);
+    }
+    fx.records.push_back(group_metadata_record(g, now_ms));
+    prepare_rebalance(g, now_ms, fx);
+    g.check_invariants();
+  }
 }
 
 p::ConsumerGroupDescribeResponse GroupCoordinator::consumer_group_describe(const p::ConsumerGroupDescribeRequest& req,

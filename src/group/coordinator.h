@@ -35,6 +35,12 @@
 // static member (KIP-345) takes over its old member id without a rebalance unless the group's
 // selected protocol would change (v9+ tells a restarted leader to skip assignment, KIP-814);
 // members that never send SyncGroup are evicted after the rebalance timeout.
+// JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit of a group that is a consumer
+// group go to its classic members' paths (consumer_coordinator.h); a JoinGroup to an empty one
+// replaces it by a classic group. A ConsumerGroupHeartbeat joining a classic group with members
+// converts it (the online upgrade: the classic group's tombstone, then the consumer group's
+// records); a consumer group left with only classic members becomes a classic group again, in
+// PreparingRebalance (the downgrade: the consumer group's tombstones, then a GroupMetadata record).
 // One departure forced by the handle model: if a member sends a second JoinGroup while one is
 // held, the held one is answered REBALANCE_IN_PROGRESS (Kafka drops it and lets it time out).
 //
@@ -217,6 +223,16 @@ class GroupCoordinator {
   ClassicGroup& get_or_create(const std::string& group_id);
   ClassicGroup* find_group(const std::string& group_id);
   std::string new_member_id(const std::string& prefix);
+
+  // A JoinGroup to a non-empty consumer group (Kafka's classicGroupJoinToConsumerGroup).
+  void join_consumer_group(const JoinContext& c, Effects& fx);
+  // The topics the host last gave (set_topic_image), or none.
+  [[nodiscard]] const TopicImage& topic_image() const;
+  // Why a classic group with members cannot become a consumer group (Kafka's
+  // validateOnlineUpgrade), kNone when it can.
+  [[nodiscard]] GroupError upgrade_refusal(const ClassicGroup& g) const;
+  // Recreates as classic groups the consumer groups that downgraded during an event.
+  void apply_downgrades(std::int64_t now_ms, Effects& fx);
 
   // JoinGroup paths (Kafka's classicGroupJoin*).
   void join_new_member(ClassicGroup& g, const JoinContext& c, Effects& fx);

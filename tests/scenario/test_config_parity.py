@@ -236,6 +236,9 @@ def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     ("group.min.session.timeout.ms=99999999999",
      "Invalid value 99999999999 for configuration group.min.session.timeout.ms: Not a number of type INT"),
     ("log.retention.ms=abc", "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"),
+    ("group.consumer.migration.policy=sideways",
+     "Invalid value sideways for configuration group.consumer.migration.policy: String must be one of (case "
+     "insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
     ("log.dirs=", "Configuration 'log.dirs' must not be empty. Valid values include: any non-empty value"),
     # weir only: Kafka spreads partitions over both (JBOD); weir refuses rather than use one alone.
     ("log.dirs=/tmp/weir-a,/tmp/weir-b",

@@ -118,6 +118,16 @@ TEST(BrokerConfig, ReplicaSelectorIsTheRackAwareOneOrNone) {
       << bad;
 }
 
+// Kafka's CaseInsensitiveValidString: any case is accepted; the message lists the names
+// upper-cased in the order Kafka prints them.
+TEST(BrokerConfig, ConsumerGroupMigrationPolicyIsANameInAnyCase) {
+  EXPECT_EQ(verdict({"group.consumer.migration.policy=UpGrade"}), "ok");
+  EXPECT_EQ(verdict({"group.consumer.migration.policy=DISABLED"}), "ok");
+  EXPECT_EQ(verdict({"group.consumer.migration.policy=sideways"}),
+            "Invalid value sideways for configuration group.consumer.migration.policy: String must be one of (case "
+            "insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL");
+}
+
 TEST(BrokerConfig, ValidNegativesStayValid) {
   EXPECT_EQ(verdict({"log.retention.ms=-1"}), "ok");
   EXPECT_EQ(verdict({"log.retention.bytes=-1"}), "ok");

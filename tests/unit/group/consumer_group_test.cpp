@@ -330,22 +330,6 @@ TEST(ConsumerGroupRecords, MemberMetadataWrittenByKafkaReplaysAndIsWrittenIdenti
   EXPECT_EQ(again.value, value);
 }
 
-TEST(ConsumerGroupHeartbeat, ClassicGroupWithMembersIsNotAConsumerGroup) {
-  ConsumerHarness h;
-  GroupHarness classic_driver;  // only for its request shapes
-  (void)classic_driver;
-  p::JoinGroupRequest join;
-  join.group_id = kGroup;
-  join.session_timeout_ms = 10000;
-  join.rebalance_timeout_ms = 10000;
-  join.protocol_type = "consumer";
-  join.protocols.emplace_back().name = "range";
-  h.coordinator.join_group(1, join, 3, "c", "/h", h.clock.now_ms());
-  auto r = h.send(ConsumerHarness::join_request({"orders"}));
-  EXPECT_EQ(r.error_code, code(Error::kGroupIdNotFound));
-  EXPECT_EQ(*r.error_message, "Group cg is not a consumer group.");
-}
-
 TEST(ConsumerGroupDescribe, ReportsEpochsMembersAndAssignments) {
   ConsumerHarness h;
   auto a = h.send(ConsumerHarness::join_request({"orders"}));

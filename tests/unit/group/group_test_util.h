@@ -115,6 +115,23 @@ class GroupHarness {
     return r.response.members.front().error_code;
   }
 
+  // OffsetCommit v8 of one partition; returns its error code.
+  std::int16_t commit(const std::string& group, const std::string& member_id, std::int32_t generation,
+                      const std::string& topic, std::int32_t partition, std::int64_t offset) {
+    p::OffsetCommitRequest req;
+    req.group_id = group;
+    req.member_id = member_id;
+    req.generation_id_or_member_epoch = generation;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    auto& part = t.partitions.emplace_back();
+    part.partition_index = partition;
+    part.committed_offset = offset;
+    auto r = coordinator.offset_commit(req, 8, now());
+    absorb(std::move(r.effects));
+    return r.response.topics.at(0).partitions.at(0).error_code;
+  }
+
   void advance(std::int64_t ms) {
     clock.advance_ms(ms);
     absorb(coordinator.tick(now()));

@@ -50,17 +50,7 @@ TEST(GroupRebalanceStats, CoordinatorListsGroupsAndTheirCommittedOffsets) {
   h.advance(3000);
   ASSERT_TRUE(h.take_join(join1));
   ASSERT_TRUE(h.sync(kGroup, id1, 1, {{id1, "p0"}}));
-  protocol::OffsetCommitRequest req;
-  req.group_id = kGroup;
-  req.generation_id_or_member_epoch = 1;
-  req.member_id = id1;
-  auto& t = req.topics.emplace_back();
-  t.name = "orders";
-  auto& p = t.partitions.emplace_back();
-  p.partition_index = 2;
-  p.committed_offset = 42;
-  auto reply = h.coordinator.offset_commit(req, 8, h.now());
-  ASSERT_EQ(reply.response.topics[0].partitions[0].error_code, 0);
+  ASSERT_EQ(h.commit(kGroup, id1, 1, "orders", 2, 42), 0);
 
   ASSERT_EQ(h.coordinator.groups().size(), 1u);
   EXPECT_EQ(h.coordinator.groups().begin()->first, kGroup);

@@ -23,7 +23,7 @@
 #include "base/result.h"
 #include "protocol/codec.h"
 
-namespace weir::client {
+namespace weir::protocol {
 
 using TopicPartition = std::pair<std::string, std::int32_t>;
 
@@ -32,7 +32,7 @@ inline constexpr std::int16_t kConsumerProtocolVersion = 3;  // what Kafka 4.x's
 
 struct ConsumerSubscription {
   std::vector<std::string> topics;
-  std::optional<protocol::Bytes> user_data;
+  std::optional<Bytes> user_data;
   std::vector<TopicPartition> owned_partitions;  // v1+
   std::optional<std::int32_t> generation_id;     // v2+ (-1: none); nullopt when the version lacks it
   std::optional<std::string> rack_id;            // v3+
@@ -42,17 +42,15 @@ struct ConsumerSubscription {
 
 struct ConsumerAssignment {
   std::vector<TopicPartition> partitions;
-  std::optional<protocol::Bytes> user_data;
+  std::optional<Bytes> user_data;
   std::int16_t version = kConsumerProtocolVersion;
   bool operator==(const ConsumerAssignment&) const = default;
 };
 
 // Topics sorted, owned partitions grouped by topic (sorted), as Kafka's serializer writes them.
-[[nodiscard]] protocol::Bytes encode_subscription(const ConsumerSubscription& s,
-                                                  std::int16_t version = kConsumerProtocolVersion);
+[[nodiscard]] Bytes encode_subscription(const ConsumerSubscription& s, std::int16_t version = kConsumerProtocolVersion);
 // Partitions grouped by topic in the order topics first appear.
-[[nodiscard]] protocol::Bytes encode_assignment(const ConsumerAssignment& a,
-                                                std::int16_t version = kConsumerProtocolVersion);
+[[nodiscard]] Bytes encode_assignment(const ConsumerAssignment& a, std::int16_t version = kConsumerProtocolVersion);
 
 // An error message when the bytes are short, a count is negative or the version is negative.
 [[nodiscard]] Result<ConsumerSubscription, std::string> decode_subscription(std::span<const std::uint8_t> bytes);
@@ -60,7 +58,7 @@ struct ConsumerAssignment {
 
 // The user data the cooperative-sticky assignor adds to a subscription: the generation of the
 // member's last assignment (int32), which older subscription versions have no field for.
-[[nodiscard]] protocol::Bytes encode_generation_user_data(std::int32_t generation);
+[[nodiscard]] Bytes encode_generation_user_data(std::int32_t generation);
 [[nodiscard]] std::optional<std::int32_t> decode_generation_user_data(std::span<const std::uint8_t> bytes);
 
-}  // namespace weir::client
+}  // namespace weir::protocol

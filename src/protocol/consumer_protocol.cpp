@@ -1,16 +1,12 @@
-#include "client/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace weir::client {
+namespace weir::protocol {
 
 namespace {
-
-using protocol::Bytes;
-using protocol::Reader;
-using protocol::Writer;
 
 // [topic, [partition]] with the partitions of one topic together.
 std::vector<std::pair<std::string, std::vector<std::int32_t>>> group_by_topic(
@@ -160,4 +156,4 @@ std::optional<std::int32_t> decode_generation_user_data(std::span<const std::uin
   return g;
 }
 
-}  // namespace weir::client
+}  // namespace weir::protocol

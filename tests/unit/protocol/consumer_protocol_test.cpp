@@ -1,14 +1,14 @@
-#include "client/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 
 #include <gtest/gtest.h>
 
 #include <string_view>
 
-namespace weir::client {
+namespace weir::protocol {
 namespace {
 
-protocol::Bytes hex(std::string_view h) {
-  protocol::Bytes out;
+Bytes hex(std::string_view h) {
+  Bytes out;
   for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
     out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
   }
@@ -18,7 +18,7 @@ protocol::Bytes hex(std::string_view h) {
 TEST(ConsumerProtocolTest, SubscriptionRoundTripsAtEveryVersion) {
   ConsumerSubscription s;
   s.topics = {"orders", "audit"};
-  s.user_data = protocol::Bytes{1, 2, 3};
+  s.user_data = Bytes{1, 2, 3};
   s.owned_partitions = {{"audit", 0}, {"orders", 2}, {"orders", 5}};
   s.generation_id = 7;
   s.rack_id = "rack-a";
@@ -140,4 +140,4 @@ TEST(ConsumerProtocolTest, TruncatedOrNegativeInputIsAnError) {
 }
 
 }  // namespace
-}  // namespace weir::client
+}  // namespace weir::protocol
