@@ -25,9 +25,11 @@
 // session_timeout_ms after its last heartbeat; a member in UNREVOKED_PARTITIONS that does not
 // move past its epoch within its rebalance timeout is fenced. Both remove the member.
 //
-// Departures from Kafka 4.3.1 (not yet done): group-level configs (GROUP resource) and the
-// group.consumer.min/max bounds; migration from/to classic groups; the metadata hash is weir's
-// own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
+// A group's session timeout, heartbeat interval and assignment interval are its group configs
+// where set (ConsumerGroupConfig::overrides), else the broker's.
+//
+// Departures from Kafka 4.3.1 (not yet done): migration from/to classic groups; the metadata hash is
+// weir's own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
 // assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
 // resolved without an authorizer's DESCRIBE filter (weir has no ACL enforcement), and over the
 // topics that have partitions.
@@ -55,6 +57,14 @@
 
 namespace weir::group {
 
+// A group's own values (group configs, KIP-848: consumer.session.timeout.ms, ...), already
+// capped to the broker's bounds; an unset field takes the broker's value.
+struct ConsumerGroupOverrides {
+  std::optional<std::int32_t> session_timeout_ms;
+  std::optional<std::int32_t> heartbeat_interval_ms;
+  std::optional<std::int32_t> assignment_interval_ms;
+};
+
 // Broker configs of the consumer protocol, Kafka 4.3.1's names and defaults.
 struct ConsumerGroupConfig {
   std::int32_t session_timeout_ms = 45000;                           // group.consumer.session.timeout.ms
@@ -64,6 +74,8 @@ struct ConsumerGroupConfig {
   std::int32_t regex_refresh_interval_ms = 600000;                   // group.consumer.regex.refresh.interval.ms
   // group.consumer.assignors: the first is the default when no member names one.
   std::vector<std::string> assignors = {"uniform", "range"};
+  // The group configs of a group id, as the host knows them now (none when empty).
+  std::function<ConsumerGroupOverrides(const std::string& group_id)> overrides;
 };
 
 // Who sent a request (the host fills it from the request header and the connection).
@@ -150,6 +162,11 @@ class ConsumerGroupCoordinator {
   // Kafka's lastMetadataImageWithNewTopics: the version of the first image seen, then of each
   // image that brought topics the previous one did not have.
   void observe_topics(const TopicImage& topics);
+
+  // The values in force for one group: its overrides, else the broker's.
+  [[nodiscard]] std::int32_t session_timeout_ms(const std::string& group_id) const;
+  [[nodiscard]] std::int32_t heartbeat_interval_ms(const std::string& group_id) const;
+  [[nodiscard]] std::int32_t assignment_interval_ms(const std::string& group_id) const;
 
   std::map<std::string, ConsumerGroup> groups_;
   std::map<std::string, std::map<std::string, MemberTimers>> timers_;
