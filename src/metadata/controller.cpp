@@ -122,6 +122,19 @@ ConfigRecord config_record(std::int8_t type, const std::string& resource, const 
   return r;
 }
 
+// A resource's records from `current` to `next` overrides: each key whose value changes, and a
+// deletion for each key `next` lacks.
+void changed_config_records(std::int8_t type, const std::string& resource, const ConfigMap& current,
+                            const ConfigMap& next, std::vector<MetadataRecord>& records) {
+  for (const auto& [key, value] : next) {
+    auto it = current.find(key);
+    if (it == current.end() || it->second != value) records.emplace_back(config_record(type, resource, key, value));
+  }
+  for (const auto& [key, value] : current) {
+    if (!next.contains(key)) records.emplace_back(config_record(type, resource, key, std::nullopt));
+  }
+}
+
 ApiError all_fenced(std::int32_t partition) {
   return error(Errc::invalid_replica_assignment,
                fmt::format("All brokers specified in the manual partition assignment for partition "
@@ -766,36 +779,15 @@ ApiError Controller::alter_topic_configs(const std::string& topic, const ConfigM
   if (image_.topic(topic) == nullptr) {
     return error(Errc::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", topic));
   }
-  const ConfigMap& current = image_.topic_configs(topic);
-  for (const auto& [key, value] : new_overrides) {
-    auto it = current.find(key);
-    if (it == current.end() || it->second != value) {
-      records.emplace_back(config_record(kConfigResourceTopic, topic, key, value));
-    }
-  }
-  for (const auto& [key, value] : current) {
-    if (!new_overrides.contains(key)) {
-      records.emplace_back(config_record(kConfigResourceTopic, topic, key, std::nullopt));
-    }
-  }
+  changed_config_records(kConfigResourceTopic, topic, image_.topic_configs(topic), new_overrides, records);
   return ApiError::ok();
 }
 
 ApiError Controller::alter_group_configs(const std::string& group, const ConfigMap& new_overrides,
                                          std::vector<MetadataRecord>& records) const {
   if (auto e = validate_group_configs(new_overrides, broker_layers()); !e.is_ok()) return e;
-  const ConfigMap& current = image_.configs(kConfigResourceGroup, group);
-  for (const auto& [key, value] : new_overrides) {
-    auto it = current.find(key);
-    if (it == current.end() || it->second != value) {
-      records.emplace_back(config_record(kConfigResourceGroup, group, key, value));
-    }
-  }
-  for (const auto& [key, value] : current) {
-    if (!new_overrides.contains(key)) {
-      records.emplace_back(config_record(kConfigResourceGroup, group, key, std::nullopt));
-    }
-  }
+  changed_config_records(kConfigResourceGroup, group, image_.configs(kConfigResourceGroup, group), new_overrides,
+                         records);
   return ApiError::ok();
 }
 

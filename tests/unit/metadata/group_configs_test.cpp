@@ -13,7 +13,6 @@
 namespace weir::metadata {
 namespace {
 
-using IAC = protocol::IncrementalAlterConfigsRequest;
 using AC = protocol::AlterConfigsRequest;
 using DC = protocol::DescribeConfigsRequest;
 
@@ -22,23 +21,12 @@ constexpr int kInvalidConfig = 40, kInvalidRequest = 42;
 
 class GroupConfigsTest : public testing::ControllerFixture {
  protected:
-  using Op = std::tuple<std::string, std::int8_t, std::optional<std::string>>;
+  using Op = testing::ConfigOp;
 
   // One IncrementalAlterConfigs of one group, applied; its (code, message).
   std::pair<int, std::optional<std::string>> alter(std::string group, std::vector<Op> ops) {
-    IAC request;
-    IAC::AlterConfigsResource resource;
-    resource.resource_type = kConfigResourceGroup;
-    resource.resource_name = std::move(group);
-    for (auto& [key, op, value] : ops) {
-      IAC::AlterableConfig c;
-      c.name = key;
-      c.config_operation = op;
-      c.value = value;
-      resource.configs.push_back(c);
-    }
-    request.resources.push_back(resource);
-    auto result = controller_.incremental_alter_configs(request, 1);
+    auto result = controller_.incremental_alter_configs(
+        testing::incremental_request(kConfigResourceGroup, std::move(group), std::move(ops), false), 1);
     records_ = result.records;
     commit(result.records);
     const auto& r = result.response.responses.at(0);
