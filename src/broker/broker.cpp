@@ -267,6 +267,22 @@ Broker::Broker(Config config, const Clock& clock, storage::FileSystem& fs)
   // The validator accepted it: one of the four names in any case.
   group_config_.consumer.migration_policy =
       group::parse_migration_policy(c.get_string("group.consumer.migration.policy")).value();
+  // A group's own session timeout, heartbeat and assignment intervals (GROUP ConfigRecords), as
+  // the catalog published last has them.
+  group_config_.consumer.overrides = [this](const std::string& group_id) {
+    const auto catalog = this->catalog();
+    group::ConsumerGroupOverrides out;
+    auto it = catalog->group_configs.find(group_id);
+    if (it == catalog->group_configs.end()) return out;
+    const metadata::BrokerConfigLayers layers{&catalog->dynamic_broker_configs,
+                                              &catalog->dynamic_default_broker_configs,
+                                              &controller_config_.static_broker_configs};
+    const metadata::ConsumerGroupValues v = metadata::consumer_group_values(it->second, layers);
+    out.session_timeout_ms = v.session_timeout_ms;
+    out.heartbeat_interval_ms = v.heartbeat_interval_ms;
+    out.assignment_interval_ms = v.assignment_interval_ms;
+    return out;
+  };
   cleaner_enabled_ = c.get_bool("log.cleaner.enable");
   cleaner_backoff_ms_ = std::max<std::int64_t>(1, c.get_long("log.cleaner.backoff.ms"));
   cleaner_io_bytes_per_second_ = c.get_double("log.cleaner.io.max.bytes.per.second");
@@ -1140,6 +1156,9 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     c->dynamic_broker_configs[k] = v;
   }
   for (const auto& [k, v] : img.configs(metadata::kConfigResourceBroker, "")) c->dynamic_default_broker_configs[k] = v;
+  for (const auto& group : img.config_resources(metadata::kConfigResourceGroup)) {
+    for (const auto& [k, v] : img.configs(metadata::kConfigResourceGroup, group)) c->group_configs[group][k] = v;
+  }
   return c;
 }
 

@@ -66,6 +66,9 @@ struct Catalog {
   // cluster-wide defaults (resource name "").
   std::map<std::string, std::string, std::less<>> dynamic_broker_configs;
   std::map<std::string, std::string, std::less<>> dynamic_default_broker_configs;
+  // Group configs (ConfigRecords of the GROUP resource, KIP-848) by group id; groups without
+  // overrides are absent.
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> group_configs;
   // A broker key's dynamic value here: this node's, else the cluster default; null if neither
   // is set (server.properties, then the default, apply).
   [[nodiscard]] const std::string* dynamic_broker_value(std::string_view key) const {

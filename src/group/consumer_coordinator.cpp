@@ -686,8 +686,8 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
 
   // 3. The target assignment, at most once per assignment interval.
   const std::int64_t last = g.assignment_timestamp_ms();
-  const bool may_compute =
-      last == 0 || config_.assignment_interval_ms == 0 || now_ms >= last + config_.assignment_interval_ms;
+  const std::int32_t interval_ms = assignment_interval_ms(g.group_id());
+  const bool may_compute = last == 0 || interval_ms == 0 || now_ms >= last + interval_ms;
   if (g.group_epoch() > g.assignment_epoch() && may_compute) {
     if (auto done = update_target(ev, preferred_assignor(g, config_.assignors), topics); !done) {
       return unexpected(done.error());
@@ -704,7 +704,7 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   Heartbeat out;
   out.response.member_id = member_id;
   out.response.member_epoch = after.member_epoch;
-  out.response.heartbeat_interval_ms = config_.heartbeat_interval_ms;
+  out.response.heartbeat_interval_ms = heartbeat_interval_ms(req.group_id);
   const bool full_request = req.rebalance_timeout_ms != -1 &&
                             (req.subscribed_topic_names || req.subscribed_topic_regex) && req.topic_partitions;
   if (joining || full_request || partitions_of(after.assigned) != partitions_of(member->assigned)) {
@@ -719,7 +719,7 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   // whenever a new assignment state is written (armed in UNREVOKED_PARTITIONS, else cancelled).
   if (replaced) timers_[req.group_id].erase(*replaced);
   MemberTimers& t = timers_[req.group_id][member_id];
-  t.session_deadline_ms = now_ms + config_.session_timeout_ms;
+  t.session_deadline_ms = now_ms + session_timeout_ms(req.group_id);
   if (wrote && after.state == MemberState::kUnrevokedPartitions) {
     t.rebalance_deadline_ms = now_ms + after.rebalance_timeout_ms;
     t.rebalance_epoch = after.member_epoch;
@@ -908,7 +908,7 @@ void ConsumerGroupCoordinator::finish_replay(std::int64_t now_ms) {
   for (const auto& [gid, g] : groups_) {
     for (const auto& [mid, m] : g.members()) {
       MemberTimers& t = timers_[gid][mid];
-      t.session_deadline_ms = now_ms + config_.session_timeout_ms;
+      t.session_deadline_ms = now_ms + session_timeout_ms(gid);
       if (m.state == MemberState::kUnrevokedPartitions) {
         t.rebalance_deadline_ms = now_ms + m.rebalance_timeout_ms;
         t.rebalance_epoch = m.member_epoch;
@@ -1291,6 +1291,21 @@ void ConsumerGroupCoordinator::fence_or_downgrade(Event& ev, const std::string& 
   downgrades_.push_back(Downgrade{ev.group(), member_id});
   emit_group_tombstones(ev);
   timers_.erase(gid);
+}
+
+std::int32_t ConsumerGroupCoordinator::session_timeout_ms(const std::string& group_id) const {
+  if (!config_.overrides) return config_.session_timeout_ms;
+  return config_.overrides(group_id).session_timeout_ms.value_or(config_.session_timeout_ms);
+}
+
+std::int32_t ConsumerGroupCoordinator::heartbeat_interval_ms(const std::string& group_id) const {
+  if (!config_.overrides) return config_.heartbeat_interval_ms;
+  return config_.overrides(group_id).heartbeat_interval_ms.value_or(config_.heartbeat_interval_ms);
+}
+
+std::int32_t ConsumerGroupCoordinator::assignment_interval_ms(const std::string& group_id) const {
+  if (!config_.overrides) return config_.assignment_interval_ms;
+  return config_.overrides(group_id).assignment_interval_ms.value_or(config_.assignment_interval_ms);
 }
 
 }  // namespace weir::group

@@ -37,8 +37,10 @@
 // the group is deleted with Kafka's tombstones and handed back (take_downgrades) to become a
 // classic group again.
 //
-// Departures from Kafka 4.3.1 (not yet done): group-level configs (GROUP resource) and the
-// group.consumer.min/max bounds; a static classic member replacing the last consumer-protocol
+// A group's session timeout, heartbeat interval and assignment interval are its group configs
+// where set (ConsumerGroupConfig::overrides), else the broker's.
+//
+// Departures from Kafka 4.3.1 (not yet done): a static classic member replacing the last consumer-protocol
 // member does not downgrade the group (Kafka's validateOnlineDowngradeWithReplacedMember); the metadata hash is weir's
 // own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
 // assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
@@ -80,6 +82,13 @@ enum class MigrationPolicy { kDisabled, kUpgrade, kDowngrade, kBidirectional };
 [[nodiscard]] inline bool downgrade_enabled(MigrationPolicy p) {
   return p == MigrationPolicy::kDowngrade || p == MigrationPolicy::kBidirectional;
 }
+// A group's own values (group configs, KIP-848: consumer.session.timeout.ms, ...), already
+// capped to the broker's bounds; an unset field takes the broker's value.
+struct ConsumerGroupOverrides {
+  std::optional<std::int32_t> session_timeout_ms;
+  std::optional<std::int32_t> heartbeat_interval_ms;
+  std::optional<std::int32_t> assignment_interval_ms;
+};
 
 // Broker configs of the consumer protocol, Kafka 4.3.1's names and defaults.
 struct ConsumerGroupConfig {
@@ -91,6 +100,8 @@ struct ConsumerGroupConfig {
   // group.consumer.assignors: the first is the default when no member names one.
   std::vector<std::string> assignors = {"uniform", "range"};
   MigrationPolicy migration_policy = MigrationPolicy::kBidirectional;  // group.consumer.migration.policy
+  // The group configs of a group id, as the host knows them now (none when empty).
+  std::function<ConsumerGroupOverrides(const std::string& group_id)> overrides;
 };
 
 // Who sent a request (the host fills it from the request header and the connection).
@@ -258,6 +269,11 @@ class ConsumerGroupCoordinator {
   // Kafka's lastMetadataImageWithNewTopics: the version of the first image seen, then of each
   // image that brought topics the previous one did not have.
   void observe_topics(const TopicImage& topics);
+
+  // The values in force for one group: its overrides, else the broker's.
+  [[nodiscard]] std::int32_t session_timeout_ms(const std::string& group_id) const;
+  [[nodiscard]] std::int32_t heartbeat_interval_ms(const std::string& group_id) const;
+  [[nodiscard]] std::int32_t assignment_interval_ms(const std::string& group_id) const;
 
   std::map<std::string, ConsumerGroup> groups_;
   std::map<std::string, std::map<std::string, MemberTimers>> timers_;

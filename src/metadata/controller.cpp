@@ -122,6 +122,19 @@ ConfigRecord config_record(std::int8_t type, const std::string& resource, const 
   return r;
 }
 
+// A resource's records from `current` to `next` overrides: each key whose value changes, and a
+// deletion for each key `next` lacks.
+void changed_config_records(std::int8_t type, const std::string& resource, const ConfigMap& current,
+                            const ConfigMap& next, std::vector<MetadataRecord>& records) {
+  for (const auto& [key, value] : next) {
+    auto it = current.find(key);
+    if (it == current.end() || it->second != value) records.emplace_back(config_record(type, resource, key, value));
+  }
+  for (const auto& [key, value] : current) {
+    if (!next.contains(key)) records.emplace_back(config_record(type, resource, key, std::nullopt));
+  }
+}
+
 ApiError all_fenced(std::int32_t partition) {
   return error(Errc::invalid_replica_assignment,
                fmt::format("All brokers specified in the manual partition assignment for partition "
@@ -748,6 +761,10 @@ ApiError Controller::check_config_resource(std::int8_t type, const std::string& 
     if (*id < 0) return error(Errc::invalid_request, "Invalid negative broker ID.");
     return ApiError::ok();
   }
+  if (type == kConfigResourceGroup) {
+    if (name.empty()) return error(Errc::invalid_request, "Default group resources are not allowed.");
+    return ApiError::ok();
+  }
   if (type != kConfigResourceTopic) {
     return error(Errc::invalid_request, fmt::format("Unknown resource type {}", type));
   }
@@ -762,18 +779,15 @@ ApiError Controller::alter_topic_configs(const std::string& topic, const ConfigM
   if (image_.topic(topic) == nullptr) {
     return error(Errc::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", topic));
   }
-  const ConfigMap& current = image_.topic_configs(topic);
-  for (const auto& [key, value] : new_overrides) {
-    auto it = current.find(key);
-    if (it == current.end() || it->second != value) {
-      records.emplace_back(config_record(kConfigResourceTopic, topic, key, value));
-    }
-  }
-  for (const auto& [key, value] : current) {
-    if (!new_overrides.contains(key)) {
-      records.emplace_back(config_record(kConfigResourceTopic, topic, key, std::nullopt));
-    }
-  }
+  changed_config_records(kConfigResourceTopic, topic, image_.topic_configs(topic), new_overrides, records);
+  return ApiError::ok();
+}
+
+ApiError Controller::alter_group_configs(const std::string& group, const ConfigMap& new_overrides,
+                                         std::vector<MetadataRecord>& records) const {
+  if (auto e = validate_group_configs(new_overrides, broker_layers()); !e.is_ok()) return e;
+  changed_config_records(kConfigResourceGroup, group, image_.configs(kConfigResourceGroup, group), new_overrides,
+                         records);
   return ApiError::ok();
 }
 
@@ -825,6 +839,8 @@ ControllerResult<protocol::AlterConfigsResponse> Controller::alter_configs(const
         std::vector<std::string> named;
         for (const auto& c : resource.configs) named.push_back(c.name);
         alter_broker_configs(resource.resource_name, overrides, named, records);
+      } else if (e.is_ok() && resource.resource_type == kConfigResourceGroup) {
+        e = alter_group_configs(resource.resource_name, overrides, records);
       } else if (e.is_ok()) {
         e = alter_topic_configs(resource.resource_name, overrides, records);
       }
@@ -887,7 +903,9 @@ ControllerResult<protocol::IncrementalAlterConfigsResponse> Controller::incremen
             if (d != defs.end() && d->type == config::Type::list) {
               list_default = d->null_default() ? std::string() : std::string(d->default_value);
             }
-          } else if (const TopicConfigDef* def = find_topic_config(c.name); def != nullptr && def->type == ConfigType::list) {
+          } else if (const TopicConfigDef* def = find_topic_config(c.name);
+                     resource.resource_type == kConfigResourceTopic && def != nullptr &&
+                     def->type == ConfigType::list) {
             list_default = std::string(def->default_value);
           }
           if (!list_default) {
@@ -918,6 +936,8 @@ ControllerResult<protocol::IncrementalAlterConfigsResponse> Controller::incremen
         std::vector<std::string> named;
         for (const auto& c : resource.configs) named.push_back(c.name);
         alter_broker_configs(resource.resource_name, overrides, named, records);
+      } else if (e.is_ok() && resource.resource_type == kConfigResourceGroup) {
+        e = alter_group_configs(resource.resource_name, overrides, records);
       } else if (e.is_ok()) {
         e = alter_topic_configs(resource.resource_name, overrides, records);
       }
@@ -956,6 +976,23 @@ protocol::DescribeConfigsResponse::DescribeConfigsResult Controller::describe_to
   }
   out.configs = describe_topic_configs(image_.topic_configs(resource.resource_name), broker_layers(),
                                        resource.configuration_keys, include_synonyms);
+  return out;
+}
+
+protocol::DescribeConfigsResponse::DescribeConfigsResult Controller::describe_group(
+    const protocol::DescribeConfigsRequest::DescribeConfigsResource& resource, bool include_synonyms,
+    bool include_documentation) const {
+  WEIR_ASSERT(resource.resource_type == kConfigResourceGroup);
+  protocol::DescribeConfigsResponse::DescribeConfigsResult out;
+  out.resource_type = resource.resource_type;
+  out.resource_name = resource.resource_name;
+  if (resource.resource_name.empty()) {
+    out.error_code = kafka_code(Errc::invalid_request);
+    out.error_message = "Group name must not be empty";
+    return out;
+  }
+  out.configs = describe_group_configs(image_.configs(kConfigResourceGroup, resource.resource_name), broker_layers(),
+                                       resource.configuration_keys, include_synonyms, include_documentation);
   return out;
 }
 

@@ -31,6 +31,7 @@
 #include "base/result.h"
 #include "base/uuid.h"
 #include "metadata/errc.h"
+#include "metadata/group_configs.h"
 #include "metadata/image.h"
 #include "metadata/metadata_record.h"
 #include "metadata/topic_configs.h"
@@ -162,19 +163,21 @@ class Controller {
   [[nodiscard]] ControllerResult<protocol::CreatePartitionsResponse> create_partitions(
       const protocol::CreatePartitionsRequest& request, std::int16_t version) const;
 
-  // AlterConfigs (legacy: the request replaces all of a resource's overrides) for TOPIC and
-  // BROKER resources. A topic gets a ConfigRecord for each key whose value changes and a deletion
-  // for each override the new set lacks. A BROKER resource ("" for the cluster default, else a
-  // non-negative broker id, as Kafka's ControllerConfigurationValidator) gets a record for every
-  // key the request names, changed or not (brokers reload on it, KAFKA-14136), and a deletion for
-  // each other override; the broker that took the request has checked the keys and values.
-  // Other resource types get Kafka's "Unknown resource type N".
+  // AlterConfigs (legacy: the request replaces all of a resource's overrides) for TOPIC, BROKER
+  // and GROUP resources. A topic gets a ConfigRecord for each key whose value changes and a
+  // deletion for each override the new set lacks; a group (which need not exist; "" is
+  // INVALID_REQUEST) likewise, checked by validate_group_configs(). A BROKER resource ("" for
+  // the cluster default, else a non-negative broker id, as Kafka's ControllerConfigurationValidator)
+  // gets a record for every key the request names, changed or not (brokers reload on it,
+  // KAFKA-14136), and a deletion for each other override; the broker that took the request has
+  // checked the keys and values. Other resource types get Kafka's "Unknown resource type N".
   [[nodiscard]] ControllerResult<protocol::AlterConfigsResponse> alter_configs(
       const protocol::AlterConfigsRequest& request, std::int16_t version) const;
 
-  // IncrementalAlterConfigs for TOPIC and BROKER resources: SET, DELETE, APPEND and SUBTRACT
-  // (lists only; applied to the current value or else the default, as Kafka does). Records as in
-  // alter_configs: for a topic only keys whose value changes, for a broker every key named.
+  // IncrementalAlterConfigs for TOPIC, BROKER and GROUP resources: SET, DELETE, APPEND and
+  // SUBTRACT (lists only; applied to the current value or else the default, as Kafka does; no
+  // group key is a list). Records as in alter_configs: for a topic or a group only keys whose
+  // value changes, for a broker every key named.
   // Differs from Kafka: an unknown operation id gets INVALID_REQUEST (Kafka fails with
   // UNKNOWN_SERVER_ERROR).
   [[nodiscard]] ControllerResult<protocol::IncrementalAlterConfigsResponse> incremental_alter_configs(
@@ -211,6 +214,13 @@ class Controller {
   // UNKNOWN_TOPIC_OR_PARTITION for an unknown topic, else describe_topic_configs().
   [[nodiscard]] protocol::DescribeConfigsResponse::DescribeConfigsResult describe_topic(
       const protocol::DescribeConfigsRequest::DescribeConfigsResource& resource, bool include_synonyms) const;
+
+  // DescribeConfigs for one GROUP resource (KIP-848), as a Kafka broker answers it from its
+  // metadata: INVALID_REQUEST "Group name must not be empty" for "", else every group key
+  // (describe_group_configs()); the group need not exist.
+  [[nodiscard]] protocol::DescribeConfigsResponse::DescribeConfigsResult describe_group(
+      const protocol::DescribeConfigsRequest::DescribeConfigsResource& resource, bool include_synonyms,
+      bool include_documentation) const;
 
   // Typed effective config of an existing topic (nullopt if unknown).
   [[nodiscard]] std::optional<TopicConfig> topic_config(std::string_view topic) const;
@@ -256,6 +266,9 @@ class Controller {
   ApiError check_config_resource(std::int8_t type, const std::string& name) const;
   // Validates a topic's complete new overrides and that the topic exists; records the changes.
   ApiError alter_topic_configs(const std::string& topic, const ConfigMap& new_overrides,
+                               std::vector<MetadataRecord>& records) const;
+  // Validates a group's complete new overrides; records the changes.
+  ApiError alter_group_configs(const std::string& group, const ConfigMap& new_overrides,
                                std::vector<MetadataRecord>& records) const;
   // Records a broker resource's ("" or a broker id) new dynamic configs: each key `named` by the
   // request, and the deletion of keys the new set lacks.

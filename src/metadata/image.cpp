@@ -114,6 +114,15 @@ const ConfigMap& MetadataImage::configs(std::int8_t resource_type, std::string_v
   return it == configs_.end() ? kNoConfigs : *it->second;
 }
 
+std::vector<std::string> MetadataImage::config_resources(std::int8_t resource_type) const {
+  std::vector<std::string> out;
+  for (auto it = configs_.lower_bound(ConfigKey{resource_type, std::string()});
+       it != configs_.end() && it->first.first == resource_type; ++it) {
+    out.push_back(it->first.second);
+  }
+  return out;
+}
+
 const BrokerRegistration* MetadataImage::broker(std::int32_t id) const noexcept {
   auto it = brokers_.find(id);
   return it == brokers_.end() ? nullptr : &it->second;

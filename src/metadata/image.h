@@ -135,11 +135,13 @@ class MetadataImage {
   // such names because their metric names collide); nullopt if none. `name` itself counts too.
   [[nodiscard]] std::optional<std::string> colliding_topic(std::string_view name) const;
 
-  // Config overrides of a resource (kConfigResourceTopic / kConfigResourceBroker); empty if none.
+  // Config overrides of a resource (kConfigResourceTopic / Broker / Group); empty if none.
   [[nodiscard]] const ConfigMap& configs(std::int8_t resource_type, std::string_view resource_name) const noexcept;
   [[nodiscard]] const ConfigMap& topic_configs(std::string_view topic) const noexcept {
     return configs(kConfigResourceTopic, topic);
   }
+  // Names of the resources of a type that have config overrides, in ascending order.
+  [[nodiscard]] std::vector<std::string> config_resources(std::int8_t resource_type) const;
 
   // The first producer id of the next block to allocate (0 before any block).
   [[nodiscard]] std::int64_t next_producer_id() const noexcept { return next_producer_id_; }

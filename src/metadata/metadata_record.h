@@ -98,6 +98,7 @@ inline constexpr std::uint32_t kMetadataFrameVersion = 1;
 // ConfigRecord resource types (Kafka's ConfigResource.Type ids).
 inline constexpr std::int8_t kConfigResourceTopic = 2;
 inline constexpr std::int8_t kConfigResourceBroker = 4;
+inline constexpr std::int8_t kConfigResourceGroup = 32;
 
 // The record's api key (its type in the frame).
 [[nodiscard]] std::int16_t record_type(const MetadataRecord& record);

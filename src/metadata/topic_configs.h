@@ -58,6 +58,7 @@ enum class ConfigSource : std::int8_t {
   dynamic_default_broker = 3,
   static_broker = 4,
   default_config = 5,
+  group = 8,  // a group's own override (GROUP_CONFIG)
 };
 
 // A broker config key standing in for a topic key. unit_ms converts its value into the topic

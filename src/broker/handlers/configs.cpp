@@ -1,5 +1,6 @@
-// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: topic configs through the controller
-// (Kafka's names, defaults, sources and synonyms); broker configs as this node was started.
+// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: topic and group configs through the
+// controller (Kafka's names, defaults, sources and synonyms); broker configs as this node was
+// started.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@ namespace {
 constexpr std::int8_t kTopicResource = 2;
 constexpr std::int8_t kBrokerResource = 4;
 constexpr std::int8_t kBrokerLoggerResource = 8;
+constexpr std::int8_t kGroupResource = 32;
 constexpr std::int8_t kStaticBrokerConfig = 4;
 constexpr std::int8_t kDefaultConfig = 5;
 constexpr std::int8_t kDynamicBrokerConfig = 2;
@@ -173,6 +175,11 @@ boost::asio::awaitable<HandlerResult<DescribeConfigsHandler::Response>> Describe
           [&res, syn = req.include_synonyms](const metadata::Controller& c) { return c.describe_topic(res, syn); }));
     } else if (res.resource_type == kBrokerResource) {
       resp.results.push_back(describe_broker(ctx.broker, res, req.include_synonyms, req.include_documentation));
+    } else if (res.resource_type == kGroupResource) {
+      resp.results.push_back(co_await ctx.broker.with_controller(
+          [&res, syn = req.include_synonyms, doc = req.include_documentation](const metadata::Controller& c) {
+            return c.describe_group(res, syn, doc);
+          }));
     } else if (res.resource_type == kBrokerLoggerResource) {
       auto& out = resp.results.emplace_back();
       out.resource_type = res.resource_type;

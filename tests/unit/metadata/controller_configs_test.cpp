@@ -23,20 +23,8 @@ class AlterConfigsTest : public testing::ControllerFixture {
   ControllerResult<protocol::IncrementalAlterConfigsResponse> incremental(
       std::int8_t type, std::string name,
       std::vector<std::tuple<std::string, std::int8_t, std::optional<std::string>>> ops, bool validate_only = false) {
-    IAC request;
-    IAC::AlterConfigsResource resource;
-    resource.resource_type = type;
-    resource.resource_name = std::move(name);
-    for (auto& [key, op, value] : ops) {
-      IAC::AlterableConfig c;
-      c.name = key;
-      c.config_operation = op;
-      c.value = value;
-      resource.configs.push_back(c);
-    }
-    request.resources.push_back(resource);
-    request.validate_only = validate_only;
-    auto result = controller_.incremental_alter_configs(request, 1);
+    auto result = controller_.incremental_alter_configs(
+        testing::incremental_request(type, std::move(name), std::move(ops), validate_only), 1);
     commit(result.records);
     return result;
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "metadata/controller.h"
@@ -30,6 +31,28 @@ inline protocol::CreateTopicsRequest::CreatableTopic with_config(protocol::Creat
   c.value = std::move(value);
   t.configs.push_back(std::move(c));
   return t;
+}
+
+// (key, operation: 0 SET 1 DELETE 2 APPEND 3 SUBTRACT, value) of IncrementalAlterConfigs.
+using ConfigOp = std::tuple<std::string, std::int8_t, std::optional<std::string>>;
+
+// An IncrementalAlterConfigs request of one resource.
+inline protocol::IncrementalAlterConfigsRequest incremental_request(std::int8_t type, std::string name,
+                                                                    std::vector<ConfigOp> ops, bool validate_only) {
+  protocol::IncrementalAlterConfigsRequest request;
+  protocol::IncrementalAlterConfigsRequest::AlterConfigsResource resource;
+  resource.resource_type = type;
+  resource.resource_name = std::move(name);
+  for (auto& [key, op, value] : ops) {
+    protocol::IncrementalAlterConfigsRequest::AlterableConfig c;
+    c.name = key;
+    c.config_operation = op;
+    c.value = value;
+    resource.configs.push_back(c);
+  }
+  request.resources.push_back(resource);
+  request.validate_only = validate_only;
+  return request;
 }
 
 class ControllerFixture : public ::testing::Test {
