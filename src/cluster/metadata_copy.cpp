@@ -121,6 +121,7 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
   std::unique_ptr<MetadataCopy> copy(new MetadataCopy(std::move(options)));
   const fs::path& dir = copy->dir_;
   std::error_code ec;
+  std::error_code ignored;  // a leftover file that cannot be removed is left (it is never read)
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec) return unexpected(fmt::format("mkdir {}: {}", dir.string(), ec.message()));
@@ -132,7 +133,7 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.ends_with(kPartSuffix)) {
-      fs::remove(entry.path(), ec);
+      fs::remove(entry.path(), ignored);
       loaded.notes.push_back(fmt::format("removed the unfinished snapshot {}", name));
     } else if (auto base = parse_segment(name)) {
       segments.emplace(*base, entry.path());
@@ -144,10 +145,10 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
 
   auto remove_all = [&](const std::string& why) {
     for (const auto& [base, path] : segments) {
-      fs::remove(path, ec);
-      for (const auto& idx : index_files(path)) fs::remove(idx, ec);
+      fs::remove(path, ignored);
+      for (const auto& idx : index_files(path)) fs::remove(idx, ignored);
     }
-    for (const auto& [id, path] : snapshots) fs::remove(path, ec);
+    for (const auto& [id, path] : snapshots) fs::remove(path, ignored);
     segments.clear();
     snapshots.clear();
     loaded.snapshot.reset();
@@ -170,15 +171,15 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
       loaded.snapshot = std::move(*snap);
       expected = id.first;
       for (auto it = snapshots.begin(); it != std::prev(snapshots.end());) {
-        fs::remove(it->second, ec);
+        fs::remove(it->second, ignored);
         it = snapshots.erase(it);
       }
     }
   }
   // Segments wholly before the snapshot's end are covered by it.
   while (segments.size() > 1 && std::next(segments.begin())->first <= expected) {
-    fs::remove(segments.begin()->second, ec);
-    for (const auto& idx : index_files(segments.begin()->second)) fs::remove(idx, ec);
+    fs::remove(segments.begin()->second, ignored);
+    for (const auto& idx : index_files(segments.begin()->second)) fs::remove(idx, ignored);
     segments.erase(segments.begin());
   }
 
@@ -187,8 +188,8 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
   for (auto it = segments.begin(); it != segments.end();) {
     if (cut) {
       loaded.notes.push_back(fmt::format("removed {} (after a cut)", it->second.filename().string()));
-      fs::remove(it->second, ec);
-      for (const auto& idx : index_files(it->second)) fs::remove(idx, ec);
+      fs::remove(it->second, ignored);
+      for (const auto& idx : index_files(it->second)) fs::remove(idx, ignored);
       it = segments.erase(it);
       continue;
     }
@@ -247,8 +248,8 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
   // after the snapshot (or an empty one not named where the copy ends) are replaced.
   if (loaded.batches.empty() && !segments.empty() && segments.rbegin()->first != expected) {
     for (const auto& [base, path] : segments) {
-      fs::remove(path, ec);
-      for (const auto& idx : index_files(path)) fs::remove(idx, ec);
+      fs::remove(path, ignored);
+      for (const auto& idx : index_files(path)) fs::remove(idx, ignored);
     }
     segments.clear();
   }
@@ -256,11 +257,12 @@ Result<std::unique_ptr<MetadataCopy>, std::string> MetadataCopy::open(MetadataCo
     if (auto ok = copy->start_segment(expected); !ok) return unexpected(ok.error());
   } else {
     const auto& [base, path] = *segments.rbegin();
-    for (const auto& idx : index_files(path)) fs::remove(idx, ec);
+    for (const auto& idx : index_files(path)) fs::remove(idx, ignored);
     copy->segment_path_ = path;
     copy->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (copy->fd_ < 0) return unexpected(errno_text("open", path));
-    copy->segment_bytes_ = fs::file_size(path, ec);
+    const auto size = fs::file_size(path, ec);
+    copy->segment_bytes_ = ec ? 0 : size;
     if (cut) copy->dirty_ = true;  // the cut is made durable by the first sync
   }
   copy->next_offset_ = expected;
@@ -282,11 +284,12 @@ void MetadataCopy::stop(const std::string& why) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   std::error_code ec;
+  std::error_code ignored;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     if (parse_segment(name) || parse_snapshot(name) || name.ends_with(kPartSuffix) || name.ends_with(".index") ||
         name.ends_with(".timeindex") || name.ends_with(".txnindex")) {
-      fs::remove(entry.path(), ec);
+      fs::remove(entry.path(), ignored);
     }
   }
   notes_.push_back(why);
@@ -309,12 +312,13 @@ Status<std::string> MetadataCopy::write_snapshot(const MetadataBatch& snapshot) 
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   std::error_code ec;
+  std::error_code ignored;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     const bool older_snapshot = parse_snapshot(name) && entry.path() != final_path;
     if (parse_segment(name) || older_snapshot || name.ends_with(".index") || name.ends_with(".timeindex") ||
         name.ends_with(".txnindex")) {
-      fs::remove(entry.path(), ec);
+      fs::remove(entry.path(), ignored);
     }
   }
   return start_segment(end);
