@@ -98,6 +98,19 @@ std::vector<fs::path> index_files(const fs::path& segment) {
   return out;
 }
 
+// Removes the copy's files in `dir` (segments, snapshots, unfinished snapshots, index files),
+// except `keep`; other files (a Kafka broker's quorum-state, ...) stay.
+void remove_copy_files(const fs::path& dir, const fs::path& keep) {
+  std::error_code ec;
+  std::error_code ignored;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = parse_segment(name) || parse_snapshot(name) || name.ends_with(kPartSuffix) ||
+                      name.ends_with(".index") || name.ends_with(".timeindex") || name.ends_with(".txnindex");
+    if (ours && entry.path() != keep) fs::remove(entry.path(), ignored);
+  }
+}
+
 ByteSpan as_bytes(const std::vector<std::uint8_t>& v) {
   return {reinterpret_cast<const std::byte*>(v.data()), v.size()};
 }
@@ -283,15 +296,7 @@ Status<std::string> MetadataCopy::start_segment(std::int64_t base_offset) {
 void MetadataCopy::stop(const std::string& why) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  std::error_code ec;
-  std::error_code ignored;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (parse_segment(name) || parse_snapshot(name) || name.ends_with(kPartSuffix) || name.ends_with(".index") ||
-        name.ends_with(".timeindex") || name.ends_with(".txnindex")) {
-      fs::remove(entry.path(), ignored);
-    }
-  }
+  remove_copy_files(dir_, {});
   notes_.push_back(why);
 }
 
@@ -311,16 +316,7 @@ Status<std::string> MetadataCopy::write_snapshot(const MetadataBatch& snapshot) 
   // Everything before the snapshot goes; writing goes on in a segment starting at its end.
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  std::error_code ec;
-  std::error_code ignored;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    const bool older_snapshot = parse_snapshot(name) && entry.path() != final_path;
-    if (parse_segment(name) || older_snapshot || name.ends_with(".index") || name.ends_with(".timeindex") ||
-        name.ends_with(".txnindex")) {
-      fs::remove(entry.path(), ignored);
-    }
-  }
+  remove_copy_files(dir_, final_path);
   return start_segment(end);
 }
 
