@@ -6,12 +6,21 @@ command runs --runs times, alternating weir and Kafka's tool; the median and the
 printed with the ratio Kafka/weir, as JSON. Not part of `make test` or `make bench`; timings on a
 shared machine are noise, so quote medians.
 
-    .cache/venv/bin/python bench/cli_bench.py [--runs 5] [--kinds weir,kafka]
+    .cache/venv/bin/python bench/cli_bench.py [--runs 5] [--kinds weir,kafka] [--records 200000]
+
+Throughput (the issue's "at least the throughput of kafka-console-producer on the same input"):
+--records lines of 100 bytes from one file, produced with `weir produce --file` and with
+`kafka-console-producer` reading the same file on stdin (both with their defaults: acks=all,
+idempotent) and with kcat (`-P -l`, librdkafka's defaults: acks=all, not idempotent) where it is
+installed, each into a fresh topic of 3 partitions; then read back from the beginning with
+`weir consume -n`, `kafka-console-consumer --max-messages` and `kcat -C -c`. Records/s over the whole command
+(JVM start included for Kafka's tools).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -80,10 +89,52 @@ def measure(bootstrap: str, runs: int) -> dict:
     return out
 
 
+def throughput(bootstrap: str, runs: int, records: int, tmp: Path) -> dict:
+    data = tmp / "records.txt"
+    with open(data, "w") as f:
+        for i in range(records):
+            f.write(f"{i:010d} " + "x" * 89 + "\n")
+    payload = data.read_bytes()
+    samples: dict[str, dict[str, list[float]]] = {"produce": {"weir": [], "kafka_tool": [], "kcat": []},
+                                                  "consume": {"weir": [], "kafka_tool": [], "kcat": []}}
+    kcat = shutil.which("kcat")
+    for i in range(runs):
+        t_w, t_k, t_c = f"tput-w-{i}", f"tput-k-{i}", f"tput-c-{i}"
+        for t in (t_w, t_k, t_c):
+            weir("topic", "create", t, "-p", 3, "-r", 1, bootstrap=bootstrap)
+        if kcat:  # librdkafka's defaults: acks=all, not idempotent
+            samples["produce"]["kcat"].append(timed(lambda: subprocess.run(
+                [kcat, "-P", "-b", bootstrap, "-t", t_c, "-l", str(data)], check=True, capture_output=True)))
+            samples["consume"]["kcat"].append(timed(lambda: subprocess.run(
+                [kcat, "-C", "-b", bootstrap, "-t", t_c, "-o", "beginning", "-c", str(records), "-e", "-q"],
+                check=True, capture_output=True)))
+        samples["produce"]["weir"].append(timed(lambda: weir("produce", t_w, "--file", data, bootstrap=bootstrap)))
+        samples["produce"]["kafka_tool"].append(timed(lambda: run_tool(
+            "kafka-console-producer", "--topic", t_k, bootstrap=bootstrap, input=payload, timeout=600).check()))
+        samples["consume"]["weir"].append(timed(lambda: weir(
+            "consume", t_k, "--from", "beginning", "-n", records, bootstrap=bootstrap)))
+        samples["consume"]["kafka_tool"].append(timed(lambda: run_tool(
+            "kafka-console-consumer", "--topic", t_w, "--from-beginning", "--max-messages", str(records),
+            bootstrap=bootstrap, timeout=600).check()))
+    out = {}
+    for name, s in samples.items():
+        mw, mk = statistics.median(s["weir"]), statistics.median(s["kafka_tool"])
+        out[f"{name} {records} lines"] = {
+            "weir_median_s": round(mw, 3), "kafka_tool_median_s": round(mk, 3),
+            "weir_records_per_s": round(records / mw), "kafka_tool_records_per_s": round(records / mk),
+            "weir_over_kafka_tool_rate": round(mk / mw, 2)}
+        if s["kcat"]:
+            mc = statistics.median(s["kcat"])
+            out[f"{name} {records} lines"].update({"kcat_median_s": round(mc, 3), "kcat_records_per_s": round(records / mc),
+                                                   "weir_over_kcat_rate": round(mc / mw, 2)})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--kinds", default="weir,kafka")
+    ap.add_argument("--records", type=int, default=200000, help="lines for the throughput rows (0 skips them)")
     args = ap.parse_args()
     results = {}
     try:
@@ -93,6 +144,8 @@ def main() -> int:
                 b.start()
                 try:
                     results[f"broker={kind}"] = measure(b.bootstrap, args.runs)
+                    if args.records:
+                        results[f"broker={kind}"].update(throughput(b.bootstrap, args.runs, args.records, Path(tmp)))
                 finally:
                     b.stop(check=False)
     finally:
