@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <system_error>
 
@@ -30,16 +30,20 @@ std::string errno_text(std::string_view op, const fs::path& path) {
   return fmt::format("{} {}: {}", op, path.string(), std::strerror(errno));
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+// A whole string of decimal digits that fits T; nullopt otherwise (a file name is untrusted).
+template <class T>
+std::optional<T> parse_digits(std::string_view s) {
+  if (s.empty() || !std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  T value{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return value;
 }
 
 // "<20 digits>.log" -> base offset.
 std::optional<std::int64_t> parse_segment(const std::string& name) {
   if (name.size() != 20 + kLogSuffix.size() || !name.ends_with(kLogSuffix)) return std::nullopt;
-  const std::string_view digits(name.data(), 20);
-  if (!all_digits(digits)) return std::nullopt;
-  return std::stoll(std::string(digits));
+  return parse_digits<std::int64_t>(std::string_view(name.data(), 20));
 }
 
 // "<20 digits>-<10 digits>.checkpoint" -> (end offset, epoch).
@@ -47,12 +51,10 @@ std::optional<std::pair<std::int64_t, std::int32_t>> parse_snapshot(const std::s
   if (name.size() != 31 + kSnapshotSuffix.size() || !name.ends_with(kSnapshotSuffix) || name[20] != '-') {
     return std::nullopt;
   }
-  const std::string_view offset(name.data(), 20);
-  const std::string_view epoch(name.data() + 21, 10);
-  if (!all_digits(offset) || !all_digits(epoch)) return std::nullopt;
-  const long long e = std::stoll(std::string(epoch));
-  if (e > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
-  return std::pair{std::stoll(std::string(offset)), static_cast<std::int32_t>(e)};
+  const auto offset = parse_digits<std::int64_t>(std::string_view(name.data(), 20));
+  const auto epoch = parse_digits<std::int32_t>(std::string_view(name.data() + 21, 10));
+  if (!offset || !epoch) return std::nullopt;
+  return std::pair{*offset, *epoch};
 }
 
 Result<std::vector<std::uint8_t>, std::string> read_file(const fs::path& path) {

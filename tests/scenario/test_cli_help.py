@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-import pytest
 
 from harness.paths import weir_bin
 
@@ -61,8 +60,8 @@ def test_man_page_renders_with_groff():
     assert page.stdout.startswith('.TH "WEIR-TOPIC-CREATE" 1')
     assert weir("help", "--man", "topic", "create").stdout == page.stdout  # the same every time
     groff = shutil.which("groff")
-    if groff is None:
-        pytest.skip("groff is not installed (scripts/install-test-deps.sh installs groff-base)")
+    # groff-base is one of the test dependencies (scripts/install-test-deps.sh): never skipped.
+    assert groff is not None, "groff is missing: run scripts/install-test-deps.sh (it installs groff-base)"
     shown = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-P-c", "-P-b", "-P-u"], input=page.stdout,
                            capture_output=True, text=True, timeout=30)
     assert shown.returncode == 0 and shown.stderr == "", shown.stderr

@@ -187,6 +187,9 @@ TEST_F(MetadataCopyTest, AKafkaBrokersDirectoryIsReadAndItsStaleFilesGo) {
   append_raw(dir() / "00000000000000000002-0000000001.checkpoint", snap.raw);
   append_raw(dir() / "00000000000000000009-0000000001.checkpoint.part", Bytes(5, 1));
   append_raw(dir() / "quorum-state", Bytes(3, 1));
+  // Names in the copy's pattern whose numbers do not fit are not the copy's files: left alone.
+  append_raw(dir() / "99999999999999999999.log", Bytes(3, 1));
+  append_raw(dir() / "00000000000000000009-9999999999.checkpoint", Bytes(3, 1));
 
   MetadataCopy::Loaded loaded;
   auto c = open(loaded);
@@ -194,8 +197,10 @@ TEST_F(MetadataCopyTest, AKafkaBrokersDirectoryIsReadAndItsStaleFilesGo) {
   ASSERT_EQ(loaded.batches.size(), 1u);  // offset 3 is in the snapshot
   EXPECT_EQ(topic_names(loaded.batches[0]), std::vector<std::string>{"c"});
   EXPECT_EQ(c->next_offset(), 5);
-  EXPECT_EQ(files(dir()), (std::vector<std::string>{"00000000000000000003.log",
-                                                    "00000000000000000004-0000000001.checkpoint", "quorum-state"}));
+  EXPECT_EQ(files(dir()),
+            (std::vector<std::string>{"00000000000000000003.log", "00000000000000000004-0000000001.checkpoint",
+                                      "00000000000000000009-9999999999.checkpoint", "99999999999999999999.log",
+                                      "quorum-state"}));
 }
 
 TEST_F(MetadataCopyTest, TruncationCutsAtABatchBoundaryAndStopsInsideOne) {
