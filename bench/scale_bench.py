@@ -12,7 +12,12 @@ single-node KRaft Kafka 4.3.1), one after the other:
   - idle: RSS (VmRSS) and open file descriptors;
   - Metadata (v1, all topics) round-trip time: median of 5 (request written to response read,
     parsing not included), and the response size;
-  - one record (acks=1) to every partition, then RSS again;
+  - DescribeTopicPartitions v0 of all topics through kreq: the first page's round trip (median of
+    5) and the walk over every page;
+  - one record (acks=1) to every partition (a record the client gave up on fails the step);
+  - 100,000 records of 1 KiB round-robin over all partitions (confluent-kafka, its defaults:
+    acks=all, idempotent; linger.ms=5), then every partition read from its start with assign():
+    records/s each; then RSS again;
   - a clean restart: process start to Metadata listing every partition with a leader, RSS after;
 Then idle connections: a fresh broker, --connections TCP connections each having sent ApiVersions
 (v3), RSS before and with them open, broker CPU seconds over --idle-seconds with them open.
@@ -39,10 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "scenario"))
 
 from harness import wire  # noqa: E402
+from harness.kreq import Kreq  # noqa: E402
 from harness.kafka import KafkaBroker  # noqa: E402
 from harness.weir import WeirBroker  # noqa: E402
 
-from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 TOPIC_PARTITIONS = 1000
@@ -88,6 +94,33 @@ def metadata_rtt(b, repeats: int = 5) -> tuple[float, int, wire.MetadataResponse
     return statistics.median(times), size, wire.decode_metadata_v1_response(body)
 
 
+def describe_partitions(b, repeats: int = 5) -> tuple[float, float, int]:
+    """DescribeTopicPartitions v0 of all topics (the broker's default page of 2,000 partitions):
+    the median round trip of the first page (ms), the time to walk every page (s) and the
+    partitions seen. Through kreq (franz-go's codec and JSON on both sides of a pipe), so the
+    times include that client's decoding; the same for both brokers."""
+    times = []
+    with Kreq(b) as k:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            k.send("DescribeTopicPartitions", 0, {"Topics": []})
+            times.append((time.perf_counter() - t0) * 1000)
+        seen, cursor = 0, None
+        t0 = time.perf_counter()
+        while True:
+            body: dict = {"Topics": []}
+            if cursor is not None:
+                body["Cursor"] = cursor
+            resp = k.send("DescribeTopicPartitions", 0, body)
+            seen += sum(len(t["Partitions"]) for t in resp["Topics"])
+            cursor = resp["NextCursor"]
+            if cursor is None:
+                break
+            cursor = {"Topic": cursor["Topic"], "Partition": cursor["Partition"]}
+        walk = time.perf_counter() - t0
+    return statistics.median(times), walk, seen
+
+
 def led_partitions(md: wire.MetadataResponse, prefix: str) -> int:
     return sum(1 for t in md.topics if t.name.startswith(prefix) and t.error_code == 0
                for p in t.partitions if p["leader"] >= 0)
@@ -122,13 +155,19 @@ def create_partitions(b, prefix: str, n: int) -> list[str]:
 
 def write_each(b, names: list[str], n: int) -> float:
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "1", "linger.ms": 20, "enable.idempotence": False})
+    failed: list[str] = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            failed.append(str(err))
+
     t0 = time.monotonic()
     left = n
     for t in names:
         for part in range(min(TOPIC_PARTITIONS, left)):
             while True:
                 try:
-                    p.produce(t, value=b"x" * 100, partition=part)
+                    p.produce(t, value=b"x" * 100, partition=part, on_delivery=delivered)
                     break
                 except BufferError:
                     p.poll(0.1)
@@ -136,7 +175,63 @@ def write_each(b, names: list[str], n: int) -> float:
         p.poll(0)
     if p.flush(600) != 0:
         raise RuntimeError("records left unacknowledged")
+    # A record the client gave up on (message.timeout.ms) is delivered with an error, not left.
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {n} records failed, first: {failed[0]}")
     return time.monotonic() - t0
+
+
+THROUGHPUT_RECORDS = 100_000
+THROUGHPUT_VALUE = 1024
+
+
+def produce_spread(b, names: list[str], n: int) -> float:
+    """THROUGHPUT_RECORDS records of 1 KiB spread round-robin over all n partitions, with the
+    client's defaults (acks=all, idempotent): records/s until every one is acknowledged."""
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+    failed: list[str] = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            failed.append(str(err))
+
+    value = b"v" * THROUGHPUT_VALUE
+    t0 = time.monotonic()
+    for i in range(THROUGHPUT_RECORDS):
+        part = i % n
+        while True:
+            try:
+                p.produce(names[part // TOPIC_PARTITIONS], value=value, partition=part % TOPIC_PARTITIONS,
+                          on_delivery=delivered)
+                break
+            except BufferError:
+                p.poll(0.05)
+    if p.flush(900) != 0:
+        raise RuntimeError("records left unacknowledged")
+    if failed:
+        raise RuntimeError(f"{len(failed)} records failed, first: {failed[0]}")
+    return THROUGHPUT_RECORDS / (time.monotonic() - t0)
+
+
+def consume_spread(b, names: list[str], n: int, expected: int) -> float:
+    """Reads every partition from its start (assign(), no group) until `expected` records came:
+    records/s."""
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "scale-bench", "enable.auto.commit": False,
+                  "enable.partition.eof": False})
+    c.assign([TopicPartition(names[i // TOPIC_PARTITIONS], i % TOPIC_PARTITIONS, OFFSET_BEGINNING)
+              for i in range(n)])
+    got = 0
+    t0 = time.monotonic()
+    try:
+        while got < expected:
+            if time.monotonic() - t0 > 900:
+                raise RuntimeError(f"read {got} of {expected} records in 900 s")
+            for m in c.consume(num_messages=10_000, timeout=1.0):
+                if m.error() is None:
+                    got += 1
+        return got / (time.monotonic() - t0)
+    finally:
+        c.close()
 
 
 def make_broker(kind: str, workdir: Path):
@@ -160,7 +255,10 @@ def partitions_run(kind: str, n: int, workdir: Path) -> dict:
         out["idle_rss_mib"] = rss_mib(b.pid)
         out["idle_fds"] = open_fds(b.pid)
         out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
+        out["dtp_first_page_ms"], out["dtp_walk_s"], out["dtp_partitions"] = describe_partitions(b)
         out["write_each_s"] = write_each(b, names, n)
+        out["produce_spread_rps"] = produce_spread(b, names, n)
+        out["consume_spread_rps"] = consume_spread(b, names, n, n + THROUGHPUT_RECORDS)
         time.sleep(2)
         out["written_rss_mib"] = rss_mib(b.pid)
         out["written_fds"] = open_fds(b.pid)
@@ -235,8 +333,13 @@ ROWS = [
     ("idle_fds", "open file descriptors idle", "count"),
     ("metadata_ms", "Metadata v1 (all topics) round trip", "ms"),
     ("metadata_bytes", "Metadata v1 response size", "bytes"),
+    ("dtp_first_page_ms", "DescribeTopicPartitions first page (2,000 partitions) round trip, via kreq", "ms"),
+    ("dtp_walk_s", "DescribeTopicPartitions: every page, all partitions, via kreq", "s"),
+    ("dtp_partitions", "partitions DescribeTopicPartitions listed", "count"),
     ("write_each_s", "one record to every partition (acks=1)", "s"),
-    ("written_rss_mib", "RSS after a write to each partition", "MiB"),
+    ("produce_spread_rps", "produce 100,000 x 1 KiB round-robin over all partitions, client defaults", "records/s"),
+    ("consume_spread_rps", "read every partition from its start (assign)", "records/s"),
+    ("written_rss_mib", "RSS after those writes and reads", "MiB"),
     ("written_fds", "open file descriptors after the writes", "count"),
     ("restart_s", "clean restart: process start to all partitions led", "s"),
     ("restart_rss_mib", "RSS after the restart", "MiB"),

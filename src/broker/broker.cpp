@@ -41,6 +41,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Threads that load the partition logs and their producer state at start.
+std::size_t log_load_threads(const Config& config) {
+  return static_cast<std::size_t>(std::max(1, config.typed().get_int("num.recovery.threads.per.data.dir")));
+}
+
 // The metadata log's file through the broker's file system (the data files' seam), so that a
 // test's fault-injecting file system reaches it too.
 class MetadataLogFile final : public metadata::LogFile {
@@ -442,15 +447,22 @@ std::string Broker::start() {
   // (a crash between the two), remove what the metadata no longer names (deleted topics).
   if (auto error = open_log_dir(); !error.empty()) return error;
   const auto& img = controller_->image();
+  std::vector<std::unique_ptr<Partition>> loaded;
   for (const auto& [name, id] : img.topic_ids_by_name()) {
     std::string error;
     auto parts = create_logs(name, &error);
     if (!error.empty()) return error;
     for (auto& np : parts) {
-      auto part = std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log);
-      part->load_producer_state(producer_id_expiration_ms_.load());
-      shards_->table(shards_->owner(np.topic, np.index)).add(std::move(part));
+      loaded.push_back(std::make_unique<Partition>(np.topic, np.topic_id, np.index, np.leader_epoch, np.log));
     }
+  }
+  // Each partition's producer state comes from its own files: as many threads as the logs' loading.
+  storage::parallel_for(loaded.size(), log_load_threads(config_), [&](std::size_t i) {
+    loaded[i]->load_producer_state(producer_id_expiration_ms_.load());
+  });
+  for (auto& part : loaded) {
+    const std::int32_t index = part->index();
+    shards_->table(shards_->owner(part->topic(), index)).add(std::move(part));
   }
   for (const auto& tp : logs_->partitions()) {
     const auto* t = img.topic(tp.topic);
@@ -477,6 +489,7 @@ std::string Broker::open_log_dir() {
   storage::LogManagerOptions lo;
   lo.config_for = [this](std::string_view topic) { return log_config_for(topic); };
   lo.cleaner = cleaner_config_;
+  lo.load_threads = log_load_threads(config_);
   // A single node stays up on a failing or full disk, answering KAFKA_STORAGE_ERROR (no other
   // replica could take over); a broker in a cluster halts.
   if (config_.broker_only) {
@@ -1271,14 +1284,16 @@ std::map<std::string, std::string> Broker::prepare_new_logs(std::vector<metadata
   // Every new partition's directory at once (their syncs overlap); a topic fails with its first
   // partition that could not be made.
   std::vector<std::pair<storage::TopicPartition, Uuid>> wanted;
+  std::vector<std::int32_t> led_epochs;  // the leader epoch of the partitions this node leads
   for (const auto& r : records) {
     const auto* pr = std::get_if<metadata::PartitionRecord>(&r);
     if (pr == nullptr) continue;
     if (const std::string* name = name_of(pr->topic_id)) {
       wanted.emplace_back(storage::TopicPartition{*name, pr->partition_id}, pr->topic_id);
+      led_epochs.push_back(pr->leader == node_.node_id ? pr->leader_epoch : -1);
     }
   }
-  const auto prepared = logs_->prepare(wanted);
+  const auto prepared = logs_->prepare(wanted, led_epochs);
   std::map<Uuid, std::string> failed;  // topic id -> why
   for (std::size_t i = 0; i < wanted.size(); ++i) {
     const auto& [tp, id] = wanted[i];

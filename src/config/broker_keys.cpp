@@ -123,7 +123,8 @@ constexpr KeyDef kBrokerKeys[] = {
     {"num.network.threads", T::int32, "3", at_least(1), I::high, "Accepted for compatibility.", M::cluster_wide},
     {"num.io.threads", T::int32, "8", at_least(1), I::high, "Accepted for compatibility; see weir.cores.",
      M::cluster_wide},
-    {"num.recovery.threads.per.data.dir", T::int32, "2", at_least(1), I::high, "Accepted for compatibility.",
+    {"num.recovery.threads.per.data.dir", T::int32, "2", at_least(1), I::high,
+     "Threads that load the partition logs and their producer state at start.",
      M::cluster_wide},
     // Sockets. Kafka's default buffer size is 102400; weir's is the OS's own, autotuned size, which
     // moved 1.3x the bytes per second on loopback in both directions (BENCHMARKS.md).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <map>
+#include <optional>
 
 #include "base/assert.h"
 #include "base/log.h"
@@ -108,6 +110,15 @@ Status<Errc> LogManager::load() {
 
   auto entries = fs_.list(dir_);
   if (!entries) return unexpected(Errc::kStorageError);
+  struct Found {
+    std::string name;
+    TopicPartition tp;
+    LogConfig config;
+    std::optional<Result<std::unique_ptr<PartitionLog>, Errc>> log;
+    std::optional<Uuid> topic_id;
+  };
+  std::vector<Found> found;
+  std::map<std::string, LogConfig, std::less<>> configs;  // per topic: config_for() resolves them
   for (const DirEntry& e : *entries) {
     if (!e.is_directory || e.name == kMetadataLogDir) continue;
     const std::string_view name = e.name;
@@ -125,17 +136,26 @@ Status<Errc> LogManager::load() {
       log::get("storage")->warn("event=not_a_partition_dir {}", log::kv("dir", e.name));
       continue;
     }
-    const RecoveryHint hint{had_clean_shutdown_, lookup(recovery_points, *tp), lookup(log_starts, *tp),
-                            lookup(high_watermarks, *tp), find(cleaner_checkpoint_written_, *tp)};
-    auto log = PartitionLog::open(fs_, dir_ / e.name, config_for(tp->topic), clock_, hint);
-    if (!log) {
-      log::get("storage")->error("event=partition_open_failed {} {}", log::kv("dir", e.name),
-                                 log::kv("error", to_string(log.error())));
-      return unexpected(log.error());
+    auto config = configs.find(tp->topic);
+    if (config == configs.end()) config = configs.emplace(tp->topic, config_for(tp->topic)).first;
+    found.push_back(Found{e.name, std::move(*tp), config->second, std::nullopt, std::nullopt});
+  }
+  // The logs are independent: open them from several threads (the file cache is thread-safe).
+  parallel_for(found.size(), std::max<std::size_t>(1, options_.load_threads), [&](std::size_t i) {
+    Found& f = found[i];
+    const RecoveryHint hint{had_clean_shutdown_, lookup(recovery_points, f.tp), lookup(log_starts, f.tp),
+                            lookup(high_watermarks, f.tp), find(cleaner_checkpoint_written_, f.tp)};
+    f.log = PartitionLog::open(fs_, dir_ / f.name, f.config, clock_, hint);
+    if (!*f.log) return;
+    if (auto id = read_partition_metadata(fs_, dir_ / f.name / kPartitionMetadataFile)) f.topic_id = *id;
+  });
+  for (Found& f : found) {
+    if (!*f.log) {
+      log::get("storage")->error("event=partition_open_failed {} {}", log::kv("dir", f.name),
+                                 log::kv("error", to_string(f.log->error())));
+      return unexpected(f.log->error());
     }
-    std::optional<Uuid> topic_id;
-    if (auto id = read_partition_metadata(fs_, dir_ / e.name / kPartitionMetadataFile)) topic_id = *id;
-    logs_.emplace(*tp, Entry{std::move(*log), topic_id});
+    logs_.emplace(std::move(f.tp), Entry{std::move(**f.log), f.topic_id});
   }
   if (*clean) {
     // From here on a crash is unclean again.
@@ -191,7 +211,8 @@ Result<void, Errc> LogManager::prepare(const TopicPartition& tp, const Uuid& top
   return unexpected(*p.error);
 }
 
-std::vector<LogManager::Prepared> LogManager::prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions) {
+std::vector<LogManager::Prepared> LogManager::prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions,
+                                                      const std::vector<std::int32_t>& leader_epochs) {
   WEIR_ASSERT(!closed_);
   struct Made {
     bool made_dir = false;
@@ -209,7 +230,12 @@ std::vector<LogManager::Prepared> LogManager::prepare(const std::vector<std::pai
     auto make = [&]() -> Status<Errc> {
       if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
       made[i].made_dir = !*existed;
-      return write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id);
+      if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) return ok;
+      // Only in a directory made here: one a crash left behind may hold a log already.
+      if (i < leader_epochs.size() && leader_epochs[i] >= 0 && made[i].made_dir) {
+        return write_leader_epoch_checkpoint(fs_, dir / kLeaderEpochCheckpointFile, {EpochEntry{leader_epochs[i], 0}});
+      }
+      return {};
     };
     if (auto ok = make(); !ok) {
       out[i].error = ok.error();

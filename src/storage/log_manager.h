@@ -62,6 +62,8 @@ struct LogManagerOptions {
   // Told of every disk failure (file_cache.h: is_disk_failure()) of the logs' file operations,
   // on the thread that saw it; none if empty. The failed operation still returns its error.
   DiskFailureObserver on_disk_failure;
+  // Threads that open the partition logs found at start (Kafka's num.recovery.threads.per.data.dir).
+  std::size_t load_threads = 1;
 };
 
 class LogManager {
@@ -104,7 +106,11 @@ class LogManager {
     std::optional<IoFailure> failure;
     [[nodiscard]] bool ok() const noexcept { return !error.has_value(); }
   };
-  [[nodiscard]] std::vector<Prepared> prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions);
+  // With leader_epochs (one per partition, -1 for none): a new partition this broker will lead
+  // starts that leader epoch at offset 0 in its leader-epoch-checkpoint, as Kafka's new leader
+  // does before any record arrives, so the first append has no checkpoint to write.
+  [[nodiscard]] std::vector<Prepared> prepare(const std::vector<std::pair<TopicPartition, Uuid>>& partitions,
+                                              const std::vector<std::int32_t>& leader_epochs = {});
   // Removes a directory prepare() made for a partition that was not created after all (no log
   // is open there).
   void discard_prepared(const TopicPartition& tp);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <map>
 
 #include "base/assert.h"
 #include "base/log.h"
@@ -173,16 +174,25 @@ Result<std::unique_ptr<PartitionLog>, Errc> PartitionLog::open(FileSystem& fs, f
 }
 
 Status<Errc> PartitionLog::load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases) {
-  if (auto ok = finish_interrupted_swap(); !ok) return ok;
   auto entries = fs_.list(dir_);
   if (!entries) return unexpected(Errc::kStorageError);
+  auto swapped = finish_interrupted_swap(*entries);
+  if (!swapped) return unexpected(swapped.error());
+  if (*swapped) {  // it renamed and removed files: list again
+    entries = fs_.list(dir_);
+    if (!entries) return unexpected(Errc::kStorageError);
+  }
   std::vector<std::string> index_files;
+  std::vector<std::string> listed;
   for (const DirEntry& e : *entries) {
     if (e.is_directory) continue;
     const std::string_view name = e.name;
     if (name.ends_with(Segment::kDeletedSuffix) || name.ends_with(".tmp")) {
       (void)fs_.remove(dir_ / e.name);  // an interrupted deletion or checkpoint write
-    } else if (auto base = Segment::parse_file_name(name, Segment::kLogSuffix)) {
+      continue;
+    }
+    listed.push_back(e.name);
+    if (auto base = Segment::parse_file_name(name, Segment::kLogSuffix)) {
       bases.push_back(*base);
     } else if (name.ends_with(Segment::kIndexSuffix) || name.ends_with(Segment::kTimeIndexSuffix) ||
                name.ends_with(Segment::kTxnIndexSuffix)) {
@@ -190,16 +200,31 @@ Status<Errc> PartitionLog::load_segments(const RecoveryHint& hint, std::vector<s
     }
   }
   std::sort(bases.begin(), bases.end());
-  for (const std::string& name : index_files) {  // indexes whose log is gone
+  std::map<std::int64_t, Segment::IndexFiles> present;  // per segment base offset
+  for (const std::string& name : index_files) {
     std::optional<std::int64_t> base;
-    for (std::string_view suffix : {Segment::kIndexSuffix, Segment::kTimeIndexSuffix, Segment::kTxnIndexSuffix}) {
-      if (!base) base = Segment::parse_file_name(name, suffix);
+    bool* seen = nullptr;
+    if ((base = Segment::parse_file_name(name, Segment::kIndexSuffix))) {
+      seen = &present[*base].offset_index;
+    } else if ((base = Segment::parse_file_name(name, Segment::kTimeIndexSuffix))) {
+      seen = &present[*base].time_index;
+    } else if ((base = Segment::parse_file_name(name, Segment::kTxnIndexSuffix))) {
+      seen = &present[*base].txn_index;
     }
-    if (base && !std::binary_search(bases.begin(), bases.end(), *base)) (void)fs_.remove(dir_ / name);
+    if (!base) continue;
+    if (std::binary_search(bases.begin(), bases.end(), *base)) {
+      *seen = true;
+    } else {
+      (void)fs_.remove(dir_ / name);  // an index whose log is gone
+      std::erase(listed, name);
+    }
   }
+  listed_files_ = std::move(listed);
   const std::int64_t now_ms = clock_.wall_ms();
   for (std::int64_t base : bases) {
-    auto segment = Segment::open(fs_, dir_, base, segment_config(), now_ms);
+    const auto it = present.find(base);
+    auto segment = Segment::open(fs_, dir_, base, segment_config(), now_ms,
+                                 it == present.end() ? Segment::IndexFiles{} : it->second);
     if (!segment) return unexpected(segment.error());
     segments_.push_back(std::move(*segment));
   }
@@ -247,7 +272,10 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
     // The checkpointed log start is past the data that survived: start over there, as Kafka does.
     if (auto ok = truncate_fully_and_start_at(log_start_offset_); !ok) return ok;
   }
-  epochs_.truncate_from_end(log_end_offset_);
+  // Entries past the data recovery kept go. After a clean shutdown nothing was lost, and an
+  // epoch starting at the log end is one a leader began before its first record (Kafka writes
+  // it when the partition becomes leader; weir when the partition is made): it stays.
+  epochs_.truncate_from_end(hint.clean_shutdown && !recovered ? log_end_offset_ + 1 : log_end_offset_);
   epochs_.truncate_from_start(log_start_offset_);
   if (auto ok = epochs_.write_if_dirty(); !ok) return ok;
   if (recovered) {
@@ -258,7 +286,9 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   recovery_point_ = log_end_offset_;
   high_watermark_ = std::clamp(hint.high_watermark, log_start_offset_, log_end_offset_);
   purge_deleted_files(true);
-  log::get("storage")->info("event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_.string()),
+  // A clean load of each of many thousands of partitions is not news: only recovery is at info.
+  log::get("storage")->log(recovered || scanned > 0 ? spdlog::level::info : spdlog::level::debug,
+                           "event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_.string()),
                             log::kv("segments", segments_.size()), log::kv("log_start_offset", log_start_offset_),
                             log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered),
                             log::kv("scanned_segments", scanned));
@@ -829,13 +859,11 @@ Result<std::int64_t, Errc> next_offset_of(FileSystem& fs, const fs::path& path, 
 
 }  // namespace
 
-Status<Errc> PartitionLog::finish_interrupted_swap() {
-  auto entries = fs_.list(dir_);
-  if (!entries) return unexpected(Errc::kStorageError);
+Result<bool, Errc> PartitionLog::finish_interrupted_swap(const std::vector<DirEntry>& entries) {
   std::vector<std::string> cleaned;
   std::vector<std::string> swaps;
   std::int64_t min_cleaned = std::numeric_limits<std::int64_t>::max();
-  for (const DirEntry& e : *entries) {
+  for (const DirEntry& e : entries) {
     if (e.is_directory) continue;
     if (auto base = segment_file_base(e.name, Segment::kCleanedSuffix)) {
       cleaned.push_back(e.name);
@@ -844,11 +872,11 @@ Status<Errc> PartitionLog::finish_interrupted_swap() {
       swaps.push_back(e.name);
     }
   }
-  if (cleaned.empty() && swaps.empty()) return {};
+  if (cleaned.empty() && swaps.empty()) return false;
   auto remove = [&](const std::string& name) -> Status<Errc> {
     auto removed = fs_.remove(dir_ / name);
     if (!removed && !removed.error().not_found()) return unexpected(Errc::kStorageError);
-    return {};
+    return Status<Errc>{};
   };
   // Files are renamed .cleaned -> .swap only once all of them are complete; a .cleaned file left
   // means that renaming never finished, so the swap files at or above it go too (Kafka's rule).
@@ -857,11 +885,11 @@ Status<Errc> PartitionLog::finish_interrupted_swap() {
     if (*segment_file_base(name, Segment::kSwapSuffix) < min_cleaned) {
       valid.push_back(name);
     } else if (auto ok = remove(name); !ok) {
-      return ok;
+      return unexpected(ok.error());
     }
   }
   for (const std::string& name : cleaned) {
-    if (auto ok = remove(name); !ok) return ok;
+    if (auto ok = remove(name); !ok) return unexpected(ok.error());
   }
   // The swap was complete: its segments replace whatever lies in the offsets they cover.
   std::int64_t low = std::numeric_limits<std::int64_t>::max();
@@ -875,10 +903,10 @@ Status<Errc> PartitionLog::finish_interrupted_swap() {
     low = std::min(low, *base);
     high = std::max(high, *next);
   }
-  for (const DirEntry& e : *entries) {
+  for (const DirEntry& e : entries) {
     auto base = e.is_directory ? std::nullopt : segment_file_base(e.name, "");
     if (!base || *base < low || *base >= high) continue;
-    if (auto ok = remove(e.name); !ok) return ok;
+    if (auto ok = remove(e.name); !ok) return unexpected(ok.error());
   }
   for (const std::string& name : valid) {
     const std::string plain = name.substr(0, name.size() - Segment::kSwapSuffix.size());
@@ -888,7 +916,7 @@ Status<Errc> PartitionLog::finish_interrupted_swap() {
   log::get("storage")->warn("event=interrupted_clean_recovered {} {} {}", log::kv("dir", dir_.string()),
                             log::kv("swap_files_completed", valid.size()),
                             log::kv("files_rolled_back", cleaned.size() + swaps.size() - valid.size()));
-  return {};
+  return true;
 }
 
 Status<Errc> PartitionLog::replace_segments(std::unique_ptr<Segment> cleaned, std::size_t first, std::size_t count) {

@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -217,6 +218,12 @@ class PartitionLog {
   [[nodiscard]] const LogConfig& config() const noexcept { return config_; }
   // What the log does its I/O with and reads the time from (for files kept beside it).
   [[nodiscard]] FileSystem& file_system() const noexcept { return fs_; }
+  // The names of the files the load found in the directory (segments, indexes, checkpoints,
+  // producer snapshots), once: the first call takes them, later ones get nullopt. The producer
+  // state's first load reads its snapshots' names here instead of listing the directory again.
+  [[nodiscard]] std::optional<std::vector<std::string>> take_listed_files() noexcept {
+    return std::exchange(listed_files_, std::nullopt);
+  }
   [[nodiscard]] const Clock& clock() const noexcept { return clock_; }
 
   // The listener told about rolls, segment deletions and truncations; held weakly: once it is
@@ -325,7 +332,9 @@ class PartitionLog {
   PartitionLog(FileSystem& fs, std::filesystem::path dir, LogConfig config, const Clock& clock);
 
   [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
-  [[nodiscard]] Status<Errc> finish_interrupted_swap();
+  // From the directory's listing: completes or rolls back a compaction swap a crash interrupted
+  // (Kafka's rules); true if it changed the directory.
+  [[nodiscard]] Result<bool, Errc> finish_interrupted_swap(const std::vector<DirEntry>& entries);
   [[nodiscard]] Status<Errc> load_segments(const RecoveryHint& hint, std::vector<std::int64_t>& bases);
   // Recovers the segments from first_index on. A segment that ends short of the next one's base
   // lost its tail in a crash while the next segment's file survived (a directory sync, or the
@@ -378,6 +387,7 @@ class PartitionLog {
   std::uint64_t directory_writes_ = 0;  // segment files created
   std::uint64_t directory_synced_ = 0;
   std::vector<PendingDeletion> pending_deletions_;
+  std::optional<std::vector<std::string>> listed_files_;  // take_listed_files()
   std::optional<std::int64_t> first_unstable_offset_;
   std::optional<std::int64_t> cleaner_checkpoint_;
   std::unique_ptr<CleanJob> clean_job_;  // an unfinished clean (LogCleaner)

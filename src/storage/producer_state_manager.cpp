@@ -54,11 +54,17 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
   snapshots_.clear();
   batches_replayed_ = 0;
   storage::FileSystem& fs = log.file_system();
-  auto entries = fs.list(log.dir());
-  if (!entries) return unexpected(storage::Errc::kStorageError);
-  for (const storage::DirEntry& e : *entries) {
-    if (e.is_directory) continue;
-    if (auto offset = parse_snapshot_file_name(e.name)) snapshots_.push_back(*offset);
+  std::optional<std::vector<std::string>> names = log.take_listed_files();  // the log's load listed them
+  if (!names) {
+    auto entries = fs.list(log.dir());
+    if (!entries) return unexpected(storage::Errc::kStorageError);
+    names.emplace();
+    for (storage::DirEntry& e : *entries) {
+      if (!e.is_directory) names->push_back(std::move(e.name));
+    }
+  }
+  for (const std::string& name : *names) {
+    if (auto offset = parse_snapshot_file_name(name)) snapshots_.push_back(*offset);
   }
   std::sort(snapshots_.begin(), snapshots_.end());
 
@@ -124,7 +130,8 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
               log::kv("error", storage::to_string(scanned.error())));
     return unexpected(scanned.error());
   }
-  lg->info("event=producer_state_loaded {} {} {} {} {}", log::kv("dir", log.dir().string()),
+  lg->log(from < log_end ? spdlog::level::info : spdlog::level::debug,  // info when batches were replayed
+          "event=producer_state_loaded {} {} {} {} {}", log::kv("dir", log.dir().string()),
            log::kv("snapshot_offset", snapshots_.empty() ? -1 : snapshots_.back()), log::kv("scanned_from", from),
            log::kv("log_end_offset", log_end), log::kv("producers", table_.size()));
   if (from < log_end) {
@@ -136,6 +143,9 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
 
 Status<storage::Errc> ProducerStateManager::take_snapshot(storage::PartitionLog& log) {
   const std::int64_t offset = log.log_end_offset();
+  // At or below the log start a snapshot describes nothing and the next load deletes it (an
+  // empty log's, at shutdown); Kafka does not take one there either.
+  if (offset <= log.log_start_offset()) return {};
   if (std::binary_search(snapshots_.begin(), snapshots_.end(), offset)) return {};
   auto ok = write_snapshot(log, offset);
   prune(log);

@@ -90,22 +90,31 @@ Result<std::unique_ptr<Segment>, Errc> Segment::create(FileSystem& fs, const fs:
 }
 
 Result<std::unique_ptr<Segment>, Errc> Segment::open(FileSystem& fs, const fs::path& dir, std::int64_t base_offset,
-                                                     const SegmentConfig& config, std::int64_t created_ms) {
+                                                     const SegmentConfig& config, std::int64_t created_ms,
+                                                     IndexFiles present) {
   auto log = open_tracked(fs, dir / file_name(base_offset, kLogSuffix), OpenMode::kReadWrite);
   if (!log) return unexpected(log.error());
-  const fs::path index_path = dir / file_name(base_offset, kIndexSuffix);
-  const fs::path time_path = dir / file_name(base_offset, kTimeIndexSuffix);
-  auto index_exists = fs.exists(index_path);
-  auto time_exists = fs.exists(time_path);
-  if (!index_exists || !time_exists) return unexpected(Errc::kStorageError);
-  auto index = open_tracked(fs, index_path, OpenMode::kCreate);
+  bool missing = false;
+  // An index the listing showed is opened as it is; one it did not (or that went since) is created.
+  const auto open_index = [&](std::string_view suffix, bool listed) -> Result<TrackedFile, Errc> {
+    const fs::path path = dir / file_name(base_offset, suffix);
+    if (listed) {
+      auto file = open_tracked(fs, path, OpenMode::kReadWrite);
+      if (file || file.error() != Errc::kNotFound) return file;
+    }
+    missing = true;
+    return open_tracked(fs, path, OpenMode::kCreate);
+  };
+  auto index = open_index(kIndexSuffix, present.offset_index);
   if (!index) return unexpected(index.error());
-  auto time = open_tracked(fs, time_path, OpenMode::kCreate);
+  auto time = open_index(kTimeIndexSuffix, present.time_index);
   if (!time) return unexpected(time.error());
   std::unique_ptr<Segment> segment(
       new Segment(fs, dir, base_offset, config, created_ms, {}, std::move(*log), std::move(*index), std::move(*time)));
-  segment->indexes_missing_ = !*index_exists || !*time_exists;
-  if (auto ok = segment->txn_index_.open_existing(); !ok) return unexpected(ok.error());
+  segment->indexes_missing_ = missing;
+  if (present.txn_index) {
+    if (auto ok = segment->txn_index_.open_existing(); !ok) return unexpected(ok.error());
+  }
   return segment;
 }
 

@@ -92,12 +92,19 @@ class Segment {
                                                                      const SegmentConfig& config,
                                                                      std::int64_t created_ms,
                                                                      std::string_view file_suffix = {});
+  // Which of a segment's index files its directory listing showed.
+  struct IndexFiles {
+    bool offset_index = false;
+    bool time_index = false;
+    bool txn_index = false;
+  };
   // Opens the files of an existing segment without reading its batches. Missing index files are
-  // created empty and the segment marked for an index rebuild (indexes_missing()).
+  // created empty and the segment marked for an index rebuild (indexes_missing()). `present`
+  // says which index files the caller's listing of the directory found (saving a lookup each).
   [[nodiscard]] static Result<std::unique_ptr<Segment>, Errc> open(FileSystem& fs, const std::filesystem::path& dir,
                                                                    std::int64_t base_offset,
                                                                    const SegmentConfig& config,
-                                                                   std::int64_t created_ms);
+                                                                   std::int64_t created_ms, IndexFiles present);
 
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;

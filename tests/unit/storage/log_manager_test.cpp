@@ -151,5 +151,61 @@ TEST_F(LogManagerTest, MalformedRecoveryCheckpointMeansFullRecovery) {
   EXPECT_EQ(manager->get({"a", 0})->log_end_offset(), 2);
 }
 
+TEST_F(LogManagerTest, APreparedPartitionThisBrokerLeadsStartsItsLeaderEpochAtOffsetZero) {
+  // Kafka's new leader writes "0 0" before any record: the first append has nothing to write.
+  std::filesystem::create_directories(dir() / "c-0");  // left by a crash: not touched
+  const auto prepared = manager->prepare({{{"a", 0}, topic_id}, {{"b", 0}, topic_id}, {{"c", 0}, topic_id}},
+                                         std::vector<std::int32_t>{3, -1, 0});
+  ASSERT_EQ(prepared.size(), 3u);
+  for (const auto& p : prepared) EXPECT_TRUE(p.ok());
+  EXPECT_EQ(text("a-0/leader-epoch-checkpoint"), "0\n1\n3 0\n");
+  EXPECT_FALSE(std::filesystem::exists(dir() / "b-0" / "leader-epoch-checkpoint"));
+  EXPECT_FALSE(std::filesystem::exists(dir() / "c-0" / "leader-epoch-checkpoint"));
+  PartitionLog& a = create({"a", 0});  // before any record: the epoch began at the log end, it stays
+  EXPECT_EQ(a.latest_epoch(), 3);
+  EXPECT_EQ(text("a-0/leader-epoch-checkpoint"), "0\n1\n3 0\n");
+  auto batch = make_batch(2, clock.wall_ms());
+  ASSERT_TRUE(a.append_as_leader(batch, 3).has_value());
+  EXPECT_EQ(text("a-0/leader-epoch-checkpoint"), "0\n1\n3 0\n");
+  // A clean restart keeps it.
+  ASSERT_TRUE(manager->close().has_value());
+  open();
+  EXPECT_EQ(manager->get({"a", 0})->latest_epoch(), 3);
+  EXPECT_EQ(text("a-0/leader-epoch-checkpoint"), "0\n1\n3 0\n");
+}
+
+TEST_F(LogManagerTest, LogsLoadedFromSeveralThreadsAreTheSameAsFromOne) {
+  for (int i = 0; i < 40; ++i) append(create({"t", i}), i % 7 + 1);
+  ASSERT_TRUE(manager->close().has_value());
+  for (std::size_t threads : {std::size_t{1}, std::size_t{4}}) {
+    manager.reset();
+    LogManagerOptions options;
+    options.load_threads = threads;
+    auto opened = LogManager::open(fs, dir(), clock, options);
+    ASSERT_TRUE(opened.has_value()) << opened.error();
+    manager = std::move(*opened);
+    ASSERT_EQ(manager->partitions().size(), 40u);
+    for (int i = 0; i < 40; ++i) {
+      const PartitionLog* log = manager->get({"t", i});
+      ASSERT_NE(log, nullptr);
+      EXPECT_EQ(log->log_end_offset(), i % 7 + 1) << "threads=" << threads << " partition " << i;
+      EXPECT_EQ(manager->topic_id({"t", i}), topic_id);
+    }
+    ASSERT_TRUE(manager->close().has_value());
+  }
+}
+
+TEST_F(LogManagerTest, APartitionThatCannotBeLoadedFailsTheLoadWhateverTheThreads) {
+  for (int i = 0; i < 8; ++i) append(create({"t", i}), 1);
+  ASSERT_TRUE(manager->close().has_value());
+  manager.reset();
+  // A directory where the segment file should be: the open fails.
+  std::filesystem::create_directories(dir() / "t-9" / "00000000000000000000.log");
+  LogManagerOptions options;
+  options.load_threads = 3;
+  auto opened = LogManager::open(fs, dir(), clock, options);
+  EXPECT_FALSE(opened.has_value());
+}
+
 }  // namespace
 }  // namespace weir::storage

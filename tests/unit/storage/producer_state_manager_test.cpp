@@ -161,6 +161,17 @@ TEST_F(ProducerStateManagerTest, CleanShutdownSnapshotIsLoadedWithoutReadingTheL
   EXPECT_EQ(produce(producer_batch(kPid + 1, 3, 11, 1, now())).base_offset, 6);
 }
 
+TEST_F(ProducerStateManagerTest, AnEmptyLogTakesNoSnapshotAtShutdown) {
+  // As Kafka: a snapshot at the log start would describe nothing (and the next load deletes it).
+  open(true);
+  reopen_clean();
+  EXPECT_TRUE(snapshot_files().empty());
+  EXPECT_EQ(state->table().size(), 0u);
+  ASSERT_EQ(produce(producer_batch(kPid, 0, 0, 1, now())).base_offset, 0);
+  reopen_clean();
+  EXPECT_TRUE(snapshot_files() == std::vector<std::int64_t>{1});
+}
+
 TEST_F(ProducerStateManagerTest, SnapshotsAtSegmentRollsBoundTheReplayAfterACrash) {
   config.segment_bytes = 400;  // about two batches per segment
   open(true);
