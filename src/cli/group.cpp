@@ -955,6 +955,18 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
 
 }  // namespace
 
+// A member as both describe APIs name it: id, instance id, client id and host.
+template <class Member>
+GroupMemberDescription& add_member(GroupDescription& d, const Member& m,
+                                   const std::optional<std::string>& instance_id) {
+  auto& dm = d.members.emplace_back();
+  dm.member_id = m.member_id;
+  dm.instance_id = instance_id.value_or("");
+  dm.client_id = m.client_id;
+  dm.host = m.client_host;
+  return dm;
+}
+
 GroupDescription group_description(const protocol::ConsumerGroupDescribeResponse::DescribedGroup& g) {
   const auto partitions = [](const protocol::ConsumerGroupDescribeResponse::Assignment& a) {
     std::vector<TopicPartition> out;
@@ -971,11 +983,7 @@ GroupDescription group_description(const protocol::ConsumerGroupDescribeResponse
   d.group_epoch = g.group_epoch;
   d.target_assignment_epoch = g.assignment_epoch;
   for (const auto& m : g.members) {
-    auto& dm = d.members.emplace_back();
-    dm.member_id = m.member_id;
-    dm.instance_id = m.instance_id.value_or("");
-    dm.client_id = m.client_id;
-    dm.host = m.client_host;
+    auto& dm = add_member(d, m, m.instance_id);
     dm.assignment = partitions(m.assignment);
     dm.target_assignment = partitions(m.target_assignment);
     dm.member_epoch = m.member_epoch;
@@ -989,11 +997,7 @@ GroupDescription group_description(const protocol::DescribeGroupsResponse::Descr
   d.state = g.group_state;
   d.assignor = g.protocol_data;
   for (const auto& m : g.members) {
-    auto& dm = d.members.emplace_back();
-    dm.member_id = m.member_id;
-    dm.instance_id = m.group_instance_id.value_or("");
-    dm.client_id = m.client_id;
-    dm.host = m.client_host;
+    auto& dm = add_member(d, m, m.group_instance_id);
     dm.assignment = assigned_partitions(m.member_assignment);
     std::ranges::sort(dm.assignment);
   }
