@@ -43,6 +43,7 @@ struct ConsumeArgs {
   std::int64_t idle_timeout_ms = -1;
   std::string group;  // --group: read as a member of this consumer group
   std::string group_protocol;  // --group-protocol (else group.protocol from --command-config, else classic)
+  std::string include;         // --include: with --group-protocol consumer, the topics this regex matches
 };
 
 // group.protocol as Kafka validates it (case-insensitive); nullopt when it is neither.
@@ -445,8 +446,20 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
     config.consumer_protocol = is_consumer_protocol(args.group_protocol).value_or(false);
   }
   config.remote_assignor = s.property("group.remote.assignor");
-  auto found = co_await s.wait_for_topic(args.topic);
-  if (!found) co_return s.fail(found.error());
+  config.group_instance_id = s.property("group.instance.id");
+  config.rack_id = s.property("client.rack");
+  if (!config.consumer_protocol && (config.group_instance_id || !args.include.empty())) {
+    std::fprintf(stderr, "error: %s needs the consumer group protocol (--group-protocol consumer)\n",
+                 args.include.empty() ? "group.instance.id" : "--include");
+    co_return kExitUsage;
+  }
+  if (args.include.empty()) {
+    auto found = co_await s.wait_for_topic(args.topic);
+    if (!found) co_return s.fail(found.error());
+  } else {
+    config.topics.clear();
+    config.topic_regex = args.include;
+  }
   client::GroupMembership member(co_await asio::this_coro::executor, s.client().options(), std::move(config));
   member.on_warning = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
   member.start();
@@ -474,7 +487,10 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
       continue;
     }
     if (refresh) {
-      std::optional<std::vector<std::string>> again{std::in_place, {args.topic}};
+      std::set<std::string> assigned_topics;
+      for (const auto& tp : member.assignment()) assigned_topics.insert(tp.first);
+      if (assigned_topics.empty() && !args.topic.empty()) assigned_topics.insert(args.topic);
+      std::optional<std::vector<std::string>> again{std::in_place, assigned_topics.begin(), assigned_topics.end()};
       (void)co_await s.client().metadata(std::move(again), client::deadline_after_ms(s.timeout_ms()));
       refresh = false;
       continue;
@@ -496,31 +512,33 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
     }
     if (failed || member.epoch() != epoch) continue;
 
-    const client::TopicInfo* t = s.client().cluster().topic(args.topic);
-    std::map<std::int32_t, std::vector<std::int32_t>> by_leader;
+    // One fetch per leader and topic (a --include member may be given several topics).
+    std::map<std::pair<std::int32_t, std::string>, std::vector<std::int32_t>> by_leader;
     for (const auto& tp : member.assignment()) {
       auto leader = s.client().cluster().leader(tp.first, tp.second);
       if (!leader) {
         unplaced = true;
         continue;
       }
-      if (member.position(tp)) by_leader[*leader].push_back(tp.second);
+      if (member.position(tp)) by_leader[{*leader, tp.first}].push_back(tp.second);
     }
     if (unplaced) refresh = true;
     if (by_leader.empty()) {  // nothing assigned, or no leader now: look again shortly
       co_await pause_ms(unplaced ? 200 : 100);
       continue;
     }
-    for (auto& [leader, leader_parts] : by_leader) {
+    for (auto& [where, leader_parts] : by_leader) {
+      const auto& [leader, topic] = where;
+      const client::TopicInfo* t = s.client().cluster().topic(topic);
       std::map<std::int32_t, std::int64_t> sent;
-      for (const std::int32_t p : leader_parts) sent[p] = *member.position({args.topic, p});
+      for (const std::int32_t p : leader_parts) sent[p] = *member.position({topic, p});
       std::vector<std::pair<std::int32_t, std::int64_t>> at(sent.begin(), sent.end());
-      std::string fetch_topic = args.topic;
+      std::string fetch_topic = topic;
       const Uuid topic_id = t != nullptr ? t->id : Uuid{};
       auto resp = co_await fetch_from(s, leader, std::move(fetch_topic), topic_id, std::move(at),
                                       static_cast<std::int8_t>(read_committed ? 1 : 0));
       if (!resp) {
-        failed = fmt::format("cannot fetch from topic '{}'", args.topic);
+        failed = fmt::format("cannot fetch from topic '{}'", topic);
         cause = std::move(resp.error());
         break;
       }
@@ -530,14 +548,14 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
       for (auto& rt : resp->responses) {
         for (auto& rp : rt.partitions) {
           const std::int32_t p = rp.partition_index;
-          const client::TopicPartition tp{args.topic, p};
+          const client::TopicPartition tp{topic, p};
           const auto position = member.position(tp);
           if (!sent.contains(p) || position != sent[p]) continue;
           if (rp.error_code == client::codes::kOffsetOutOfRange) {
-            std::string topic = args.topic;
-            auto o = co_await offset_for(s, std::move(topic), p, reset_timestamp);
+            std::string reset_topic = topic;
+            auto o = co_await offset_for(s, std::move(reset_topic), p, reset_timestamp);
             if (!o) {
-              failed = fmt::format("cannot reset the position in {}-{}", args.topic, p);
+              failed = fmt::format("cannot reset the position in {}-{}", topic, p);
               cause = std::move(o.error());
               break;
             }
@@ -549,13 +567,13 @@ asio::awaitable<int> consume_group(Session& s, const ConsumeArgs& args, const St
               refresh = true;
               continue;
             }
-            failed = fmt::format("cannot fetch from {}-{}: {}", args.topic, p,
-                                 client::Error::kafka(rp.error_code, "").name());
+            failed =
+                fmt::format("cannot fetch from {}-{}: {}", topic, p, client::Error::kafka(rp.error_code, "").name());
             break;
           }
           std::int64_t next = *position;
-          if (auto e = read_records(args.topic, p, rp, read_committed, s.json(), format, args.max_records, next, count,
-                                    out)) {
+          if (auto e =
+                  read_records(topic, p, rp, read_committed, s.json(), format, args.max_records, next, count, out)) {
             failed = *e;
             break;
           }
@@ -588,7 +606,7 @@ void add_consume_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ConsumeArgs>();
   auto* cmd = app.add_subcommand("consume", "Print a topic's records (until Ctrl+C, -n N, or --idle-timeout-ms)");
   add_client_flags(*cmd, *flags);
-  cmd->add_option("topic", args->topic, "The topic")->required();
+  auto* topic = cmd->add_option("topic", args->topic, "The topic (or --include)");
   cmd->add_option("--from", args->from,
                   "beginning, end (default), an offset, @<ms since the epoch>, or @-<N>s|m|h|d (that long ago)");
   auto* partition = cmd->add_option("--partition,-p", args->partitions, "Only these partitions (repeatable)");
@@ -602,6 +620,11 @@ void add_consume_command(CLI::App& app, int& exit_code) {
                   "(KIP-848: the broker assigns); also group.protocol in --command-config")
       ->check(CLI::IsMember({"classic", "consumer"}, CLI::ignore_case))
       ->needs(group);
+  cmd->add_option("--include", args->include,
+                  "With --group and --group-protocol consumer: read every topic this regular expression matches "
+                  "(RE2 syntax, matched by the group coordinator, also topics created later) instead of one topic")
+      ->needs(group)
+      ->excludes(topic);
   cmd->add_option("-n,--max-records", args->max_records, "Stop after this many records")->check(CLI::NonNegativeNumber);
   cmd->add_option("--isolation", args->isolation, "read_uncommitted (default) or read_committed")
       ->check(CLI::IsMember({"read_uncommitted", "read_committed"}));
@@ -612,6 +635,11 @@ void add_consume_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--idle-timeout-ms", args->idle_timeout_ms, "Stop after this long without a record")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([flags, args, &exit_code]() {
+    if (args->topic.empty() && args->include.empty()) {
+      std::fprintf(stderr, "error: name a topic (or, with --group, --include REGEX)\n");
+      exit_code = kExitUsage;
+      return;
+    }
     if (!args->group.empty()) {
       const auto from = parse_from(args->from);
       if (from && from->offset) {
@@ -623,7 +651,7 @@ void add_consume_command(CLI::App& app, int& exit_code) {
         return;
       }
     }
-    flags->command_keys = {"group.protocol", "group.remote.assignor"};
+    flags->command_keys = {"group.protocol", "group.remote.assignor", "group.instance.id", "client.rack"};
     exit_code = run_client(*flags, [args](Session& s) { return consume(s, *args); });
   });
 }

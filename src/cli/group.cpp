@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cli/client_command.h"
+#include "protocol/gen/consumer_group_describe_request.h"
 #include "protocol/gen/delete_groups_request.h"
 #include "protocol/gen/describe_groups_request.h"
 #include "protocol/gen/list_groups_request.h"
@@ -151,10 +152,62 @@ struct DescribeArgs {
   bool verbose = false;  // with --members / --state: the columns --verbose adds
 };
 
-asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args,
-                                      const protocol::DescribeGroupsResponse::DescribedGroup& g);
-asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args,
-                                    const protocol::DescribeGroupsResponse::DescribedGroup& g);
+// The group as kafka-consumer-groups reads it: ConsumerGroupDescribe first, DescribeGroups when
+// the coordinator does not know the group as a consumer protocol group (GROUP_ID_NOT_FOUND,
+// UNSUPPORTED_VERSION) or does not offer the API. nullopt: no such group (DescribeGroups'
+// GROUP_ID_NOT_FOUND or "Dead"). A classic group of another protocol type is an error.
+asio::awaitable<Result<std::optional<GroupDescription>, client::Error>> describe_consumer_group(Session& s,
+                                                                                                std::string group) {
+  {
+    protocol::ConsumerGroupDescribeRequest req;
+    req.group_ids.push_back(group);
+    client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
+    auto described = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+    if (!described && described.error().kind != client::ErrorKind::kUnsupported)
+      co_return unexpected(described.error());
+    if (described && !described->groups.empty()) {
+      const auto& g = described->groups.front();
+      if (g.error_code == client::codes::kNone) co_return std::optional<GroupDescription>(group_description(g));
+      if (g.error_code != client::codes::kGroupIdNotFound && g.error_code != client::codes::kUnsupportedVersion)
+        co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
+    }
+  }
+  protocol::DescribeGroupsRequest req;
+  req.groups.push_back(group);
+  client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
+  auto described = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+  if (!described) co_return unexpected(described.error());
+  if (described->groups.empty()) co_return std::optional<GroupDescription>();
+  const auto& g = described->groups.front();
+  if (g.error_code == client::codes::kGroupIdNotFound ||
+      (g.error_code == client::codes::kNone && g.group_state == "Dead")) {
+    co_return std::optional<GroupDescription>();
+  }
+  if (g.error_code != client::codes::kNone)
+    co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
+  if (!g.protocol_type.empty() && g.protocol_type != "consumer") {
+    co_return unexpected(client::Error::invalid_argument(
+        fmt::format("group '{}' is not a consumer group (its protocol type is {})", group, g.protocol_type)));
+  }
+  co_return std::optional<GroupDescription>(group_description(g));
+}
+
+// The group's description, or the failure printed (kExitFailed).
+asio::awaitable<Result<GroupDescription, int>> describe_or_fail(Session& s, std::string group) {
+  auto described = co_await describe_consumer_group(s, group);
+  if (!described) {
+    const std::string what = fmt::format("cannot describe group '{}'", group);
+    const client::Error& e = described.error();
+    if (e.kind == client::ErrorKind::kKafka) co_return unexpected(s.fail_code(what, e.code, e.message));
+    co_return unexpected(s.fail(what, e));
+  }
+  if (!*described) co_return unexpected(s.fail(fmt::format("consumer group '{}' does not exist", group)));
+  co_return std::move(**described);
+}
+
+asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args, const GroupDescription& g);
+asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args, const GroupDescription& g);
+void state_notice(const std::string& group, const std::string& state);
 
 struct Row {
   std::string topic;
@@ -168,22 +221,22 @@ struct Row {
 
 std::string opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(kMissing); }
 
+// A nullable string: null for kafka-consumer-groups' "-".
+void str_or_null(Json& j, std::string_view key, const std::string& v) {
+  j.key(key);
+  if (v == kMissing) {
+    j.null();
+  } else {
+    j.value(v);
+  }
+}
+
+std::string_view type_name(const GroupDescription& g) { return g.consumer_protocol ? "consumer" : "classic"; }
+
 asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
-  protocol::DescribeGroupsRequest dreq;
-  dreq.groups.push_back(args.group);
-  client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, args.group};
-  auto described = co_await s.send(std::move(coordinator), std::move(dreq), client::RetryOn::kAllRetriable);
-  if (!described) co_return s.fail(fmt::format("cannot describe group '{}'", args.group), described.error());
-  if (described->groups.empty())
-    co_return s.fail(fmt::format("group '{}': the broker returned no description", args.group));
-  const auto& g = described->groups.front();
-  if (g.error_code == client::codes::kGroupIdNotFound ||
-      (g.error_code == client::codes::kNone && g.group_state == "Dead")) {
-    co_return s.fail(fmt::format("consumer group '{}' does not exist", args.group));
-  }
-  if (g.error_code != client::codes::kNone) {
-    co_return s.fail_code(fmt::format("cannot describe group '{}'", args.group), g.error_code, g.error_message);
-  }
+  auto described = co_await describe_or_fail(s, args.group);
+  if (!described) co_return described.error();
+  const GroupDescription& g = *described;
   if (args.members) co_return co_await describe_members(s, args, g);
   if (args.state) co_return co_await describe_state(s, args, g);
 
@@ -193,25 +246,19 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
 
   // Rows as kafka-consumer-groups --describe orders them: members by assignment size (largest
   // first), each member's partitions by topic and partition, then committed partitions nobody owns.
-  struct Member {
-    const protocol::DescribeGroupsResponse::DescribedGroupMember* m;
-    std::vector<TopicPartition> parts;
-  };
-  std::vector<Member> members;
+  std::vector<const GroupMemberDescription*> members;
   for (const auto& m : g.members) {
-    auto parts = assigned_partitions(m.member_assignment);
-    if (parts.empty()) continue;
-    std::ranges::sort(parts);
-    members.push_back({&m, std::move(parts)});
+    if (!m.assignment.empty()) members.push_back(&m);
   }
-  std::ranges::stable_sort(members, [](const Member& a, const Member& b) { return a.parts.size() > b.parts.size(); });
+  std::ranges::stable_sort(members, [](const GroupMemberDescription* a, const GroupMemberDescription* b) {
+    return a->assignment.size() > b->assignment.size();
+  });
   std::vector<Row> rows;
   std::set<TopicPartition> owned;
-  for (const auto& member : members) {
-    for (const auto& tp : member.parts) {
+  for (const auto* m : members) {
+    for (const auto& tp : m->assignment) {
       owned.insert(tp);
-      rows.push_back({tp.first, tp.second, std::nullopt, std::nullopt, member.m->member_id, member.m->client_host,
-                      member.m->client_id});
+      rows.push_back({tp.first, tp.second, std::nullopt, std::nullopt, m->member_id, m->host, m->client_id});
     }
   }
   for (const auto& [tp, offset] : committed) {
@@ -244,25 +291,17 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
 
   if (s.json()) {
     Json j;
-    j.begin_object().key("group").value(args.group).key("state").value(g.group_state);
-    j.key("protocol").value(g.protocol_data).key("members").value(static_cast<std::int64_t>(g.members.size()));
+    j.begin_object().key("group").value(args.group).key("type").value(type_name(g)).key("state").value(g.state);
+    j.key("protocol").value(g.assignor).key("members").value(static_cast<std::int64_t>(g.members.size()));
     j.key("partitions").begin_array();
     std::int64_t total_lag = 0;
     for (const auto& r : rows) {
       j.begin_object().key("topic").value(r.topic).key("partition").value(r.partition);
       j.key("current_offset").value(r.offset).key("log_end_offset").value(r.log_end).key("lag").value(lag(r));
       if (const auto l = lag(r)) total_lag += *l;
-      const auto str_or_null = [&j](std::string_view k, const std::string& v) {
-        j.key(k);
-        if (v == kMissing) {
-          j.null();
-        } else {
-          j.value(v);
-        }
-      };
-      str_or_null("consumer_id", r.consumer_id);
-      str_or_null("host", r.host);
-      str_or_null("client_id", r.client_id);
+      str_or_null(j, "consumer_id", r.consumer_id);
+      str_or_null(j, "host", r.host);
+      str_or_null(j, "client_id", r.client_id);
       j.end_object();
     }
     j.end_array().key("total_lag").value(total_lag).end_object();
@@ -271,12 +310,7 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
   }
 
   // kafka-consumer-groups' own messages and layout.
-  if (g.group_state == "Empty") {
-    std::fprintf(stderr, "\nConsumer group '%s' has no active members.\n", args.group.c_str());
-  } else if (g.group_state == "PreparingRebalance" || g.group_state == "CompletingRebalance" ||
-             g.group_state == "Assigning" || g.group_state == "Reconciling") {
-    std::fprintf(stderr, "\nWarning: Consumer group '%s' is rebalancing.\n", args.group.c_str());
-  }
+  state_notice(args.group, g.state);
   if (rows.empty()) co_return kExitOk;
   std::size_t gw = std::max<std::size_t>(15, args.group.size());
   std::size_t tw = 15;
@@ -305,21 +339,6 @@ asio::awaitable<int> describe_group(Session& s, const DescribeArgs& args) {
 
 // --- describe --members / --state ---
 
-// "t1:0,1,2;t2:0" (kafka-consumer-groups' assignment column), "-" for none.
-std::string assignment_text(const std::vector<TopicPartition>& parts) {
-  std::string out;
-  std::string topic;
-  for (const auto& [t, p] : parts) {
-    if (out.empty() || t != topic) {
-      out += (out.empty() ? "" : ";") + t + ":" + std::to_string(p);
-      topic = t;
-    } else {
-      out += "," + std::to_string(p);
-    }
-  }
-  return out.empty() ? std::string(kMissing) : out;
-}
-
 bool rebalancing(const std::string& state) {
   return state == "PreparingRebalance" || state == "CompletingRebalance" || state == "Assigning" ||
          state == "Reconciling";
@@ -333,90 +352,79 @@ void state_notice(const std::string& group, const std::string& state) {
   }
 }
 
-asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args,
-                                      const protocol::DescribeGroupsResponse::DescribedGroup& g) {
-  struct Member {
-    std::string id, host, client;
-    std::vector<TopicPartition> parts;
-  };
-  std::vector<Member> members;
-  for (const auto& m : g.members) {
-    auto parts = assigned_partitions(m.member_assignment);
-    std::ranges::sort(parts);
-    members.push_back({m.member_id, m.client_host, m.client_id, std::move(parts)});
-  }
+void partitions_json(Json& j, const std::vector<TopicPartition>& parts) {
+  j.begin_array();
+  for (const auto& [t, p] : parts) j.begin_object().key("topic").value(t).key("partition").value(p).end_object();
+  j.end_array();
+}
+
+std::optional<std::int64_t> widen(const std::optional<std::int32_t>& v) {
+  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
+}
+
+asio::awaitable<int> describe_members(Session& s, const DescribeArgs& args, const GroupDescription& g) {
   if (s.json()) {
     Json j;
-    j.begin_object().key("group").value(args.group).key("state").value(g.group_state).key("members").begin_array();
-    for (const auto& m : members) {
-      j.begin_object().key("consumer_id").value(m.id).key("host").value(m.host).key("client_id").value(m.client);
-      j.key("partitions").begin_array();
-      for (const auto& [t, p] : m.parts) j.begin_object().key("topic").value(t).key("partition").value(p).end_object();
-      j.end_array().end_object();
+    j.begin_object().key("group").value(args.group).key("type").value(type_name(g)).key("state").value(g.state);
+    j.key("members").begin_array();
+    for (const auto& m : g.members) {
+      j.begin_object().key("consumer_id").value(m.member_id).key("group_instance_id");
+      if (m.instance_id.empty()) {
+        j.null();
+      } else {
+        j.value(m.instance_id);
+      }
+      j.key("host").value(m.host).key("client_id").value(m.client_id).key("partitions");
+      partitions_json(j, m.assignment);
+      j.key("member_epoch").value(widen(m.member_epoch)).key("target_partitions");
+      if (m.target_assignment) {
+        partitions_json(j, *m.target_assignment);
+      } else {
+        j.null();
+      }
+      j.end_object();
     }
     j.end_array().end_object();
     print(j.str() + "\n");
     co_return kExitOk;
   }
-  state_notice(args.group, g.group_state);
-  // Kafka's widths come from the rows: with no member the group column is 15 wide too.
-  std::size_t gw = members.empty() ? 15 : std::max<std::size_t>(15, args.group.size());
-  std::size_t cw = 15;
-  std::size_t hw = 15;
-  std::size_t kw = 15;
-  std::size_t aw = 20;  // --verbose's CURRENT-ASSIGNMENT
-  for (const auto& m : members) {
-    cw = std::max(cw, m.id.size());
-    hw = std::max(hw, m.host.size());
-    kw = std::max(kw, m.client.size());
-    aw = std::max(aw, assignment_text(m.parts).size());
-  }
-  // Every column, the last included, is padded and followed by a space, as Kafka's tool prints.
-  const auto line = [&](std::string_view group, std::string_view id, std::string_view host, std::string_view client,
-                        std::string_view count, const std::array<std::string, 4>& extra) {
-    std::string out =
-        fmt::format("{:<{}} {:<{}} {:<{}} {:<{}} {:<15} ", group, gw, id, cw, host, hw, client, kw, count);
-    if (args.verbose) out += fmt::format("{:<15} {:<{}} {:<15} {:<19} ", extra[0], extra[1], aw, extra[2], extra[3]);
-    return out + "\n";
-  };
-  std::string out = "\n" + line("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
-                                {"CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"});
-  for (const auto& m : members) {
-    // A classic group's members have no epochs or target assignment.
-    out += line(args.group, m.id, m.host, m.client, std::to_string(m.parts.size()),
-                {std::string(kMissing), assignment_text(m.parts), std::string(kMissing), std::string(kMissing)});
-  }
-  print(out);
+  state_notice(args.group, g.state);
+  print(members_table(args.group, g, args.verbose));
   co_return kExitOk;
 }
 
-asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args,
-                                    const protocol::DescribeGroupsResponse::DescribedGroup& g) {
+asio::awaitable<int> describe_state(Session& s, const DescribeArgs& args, const GroupDescription& g) {
   auto coordinator = co_await s.client().find_coordinator(client::CoordinatorType::kGroup, args.group, s.deadline());
   if (!coordinator) {
     co_return s.fail(fmt::format("cannot find the coordinator of group '{}'", args.group), coordinator.error());
   }
-  const std::string strategy = g.protocol_data.empty() ? std::string(kMissing) : g.protocol_data;
+  const std::string strategy = g.assignor.empty() ? std::string(kMissing) : g.assignor;
   if (s.json()) {
     Json j;
-    j.begin_object().key("group").value(args.group).key("coordinator").begin_object();
+    j.begin_object().key("group").value(args.group).key("type").value(type_name(g)).key("coordinator").begin_object();
     j.key("id").value(coordinator->node_id).key("host").value(coordinator->endpoint.host);
     j.key("port").value(static_cast<std::int32_t>(coordinator->endpoint.port)).end_object();
-    j.key("assignment_strategy").value(strategy).key("state").value(g.group_state);
+    j.key("assignment_strategy").value(strategy).key("state").value(g.state);
+    j.key("group_epoch").value(widen(g.group_epoch));
+    j.key("target_assignment_epoch").value(widen(g.target_assignment_epoch));
     j.key("members").value(static_cast<std::int64_t>(g.members.size())).end_object();
     print(j.str() + "\n");
     co_return kExitOk;
   }
-  state_notice(args.group, g.group_state);
+  state_notice(args.group, g.state);
   const std::size_t gw = std::max<std::size_t>(15, args.group.size());
   const std::string where =
       fmt::format("{}:{}  ({})", coordinator->endpoint.host, coordinator->endpoint.port, coordinator->node_id);
-  std::string out =
-      fmt::format("\n{:<{}} {:<25} {:<20} {:<20} ", "GROUP", gw, "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE");
+  const std::size_t ww = std::max<std::size_t>(25, where.size());
+  const auto epoch = [](const std::optional<std::int32_t>& e) {
+    return e ? std::to_string(*e) : std::string(kMissing);
+  };
+  std::string out = fmt::format("\n{:<{}} {:<{}} {:<20} {:<20} ", "GROUP", gw, "COORDINATOR (ID)", ww,
+                                "ASSIGNMENT-STRATEGY", "STATE");
   if (args.verbose) out += fmt::format("{:<15} {:<25} ", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH");
   out += "#MEMBERS\n";
-  out += fmt::format("{:<{}} {:<25} {:<20} {:<20} ", args.group, gw, where, strategy, g.group_state);
-  if (args.verbose) out += fmt::format("{:<15} {:<25} ", kMissing, kMissing);
+  out += fmt::format("{:<{}} {:<{}} {:<20} {:<20} ", args.group, gw, where, ww, strategy, g.state);
+  if (args.verbose) out += fmt::format("{:<15} {:<25} ", epoch(g.group_epoch), epoch(g.target_assignment_epoch));
   out += std::to_string(g.members.size()) + "\n";
   print(out);
   co_return kExitOk;
@@ -479,19 +487,13 @@ asio::awaitable<Result<std::vector<TopicPartition>, std::string>> resolve_scopes
   co_return std::vector<TopicPartition>(out.begin(), out.end());
 }
 
-// The group's state from DescribeGroups ("Dead" for a group the coordinator does not know).
+// The group's state as kafka-consumer-groups --reset-offsets reads it ("Dead" for a group the
+// coordinator does not know).
 asio::awaitable<Result<std::string, client::Error>> group_state(Session& s, std::string group) {
-  protocol::DescribeGroupsRequest req;
-  req.groups.push_back(group);
-  client::Target coordinator = client::target::Coordinator{client::CoordinatorType::kGroup, group};
-  auto described = co_await s.send(std::move(coordinator), std::move(req), client::RetryOn::kAllRetriable);
+  auto described = co_await describe_consumer_group(s, std::move(group));
   if (!described) co_return unexpected(described.error());
-  if (described->groups.empty()) co_return std::string("Dead");
-  const auto& g = described->groups.front();
-  if (g.error_code == client::codes::kGroupIdNotFound) co_return std::string("Dead");
-  if (g.error_code != client::codes::kNone)
-    co_return unexpected(client::Error::kafka(g.error_code, g.error_message.value_or("")));
-  co_return g.group_state;
+  if (!*described) co_return std::string("Dead");
+  co_return (*described)->state;
 }
 
 // --- seek ---
@@ -952,6 +954,127 @@ asio::awaitable<int> delete_offsets(Session& s, const DeleteOffsetsArgs& args) {
 }
 
 }  // namespace
+
+// A member as both describe APIs name it: id, instance id, client id and host.
+template <class Member>
+GroupMemberDescription& add_member(GroupDescription& d, const Member& m,
+                                   const std::optional<std::string>& instance_id) {
+  auto& dm = d.members.emplace_back();
+  dm.member_id = m.member_id;
+  dm.instance_id = instance_id.value_or("");
+  dm.client_id = m.client_id;
+  dm.host = m.client_host;
+  return dm;
+}
+
+GroupDescription group_description(const protocol::ConsumerGroupDescribeResponse::DescribedGroup& g) {
+  const auto partitions = [](const protocol::ConsumerGroupDescribeResponse::Assignment& a) {
+    std::vector<TopicPartition> out;
+    for (const auto& t : a.topic_partitions) {
+      for (const std::int32_t p : t.partitions) out.emplace_back(t.topic_name, p);
+    }
+    std::ranges::sort(out);
+    return out;
+  };
+  GroupDescription d;
+  d.consumer_protocol = true;
+  d.state = g.group_state;
+  d.assignor = g.assignor_name;
+  d.group_epoch = g.group_epoch;
+  d.target_assignment_epoch = g.assignment_epoch;
+  for (const auto& m : g.members) {
+    auto& dm = add_member(d, m, m.instance_id);
+    dm.assignment = partitions(m.assignment);
+    dm.target_assignment = partitions(m.target_assignment);
+    dm.member_epoch = m.member_epoch;
+    if (m.member_type >= 0) dm.upgraded = m.member_type == 1;  // MemberType: 0 classic, 1 consumer
+  }
+  return d;
+}
+
+GroupDescription group_description(const protocol::DescribeGroupsResponse::DescribedGroup& g) {
+  GroupDescription d;
+  d.state = g.group_state;
+  d.assignor = g.protocol_data;
+  for (const auto& m : g.members) {
+    auto& dm = add_member(d, m, m.group_instance_id);
+    dm.assignment = assigned_partitions(m.member_assignment);
+    std::ranges::sort(dm.assignment);
+  }
+  return d;
+}
+
+std::string assignment_text(const std::vector<TopicPartition>& parts) {
+  std::map<std::string, std::vector<std::int32_t>> by_topic;
+  for (const auto& [t, p] : parts) by_topic[t].push_back(p);
+  std::vector<std::string> texts;
+  for (auto& [t, ps] : by_topic) {
+    std::ranges::sort(ps);
+    std::string text = t + ":";
+    for (std::size_t i = 0; i < ps.size(); ++i) text += (i == 0 ? "" : ",") + std::to_string(ps[i]);
+    texts.push_back(std::move(text));
+  }
+  std::ranges::sort(texts);
+  std::string out;
+  for (const auto& t : texts) out += (out.empty() ? "" : ";") + t;
+  return out.empty() ? std::string(kMissing) : out;
+}
+
+std::string members_table(const std::string& group, const GroupDescription& g, bool verbose) {
+  std::size_t gw = 15;
+  std::size_t cw = 15;
+  std::size_t iw = 17;
+  std::size_t hw = 15;
+  std::size_t kw = 15;
+  std::size_t aw = 20;
+  std::size_t tw = 20;
+  bool with_instance = false;
+  bool classic_member = false;
+  bool consumer_member = false;
+  for (const auto& m : g.members) {
+    gw = std::max(gw, group.size());
+    cw = std::max(cw, m.member_id.size());
+    iw = std::max(iw, m.instance_id.size());
+    hw = std::max(hw, m.host.size());
+    kw = std::max(kw, m.client_id.size());
+    aw = std::max(aw, assignment_text(m.assignment).size());
+    tw = std::max(tw, assignment_text(m.target_assignment.value_or(std::vector<TopicPartition>{})).size());
+    with_instance = with_instance || !m.instance_id.empty();
+    classic_member = classic_member || m.upgraded == false;
+    consumer_member = consumer_member || m.upgraded == true;
+  }
+  const bool mixed = classic_member && consumer_member;
+  // Every column but the last verbose one is padded and followed by a space, as Kafka's tool prints.
+  const auto columns = [&](std::string_view grp, std::string_view id, std::string_view instance, std::string_view host,
+                           std::string_view client, std::string_view count) {
+    std::string out = fmt::format("{:<{}} {:<{}} ", grp, gw, id, cw);
+    if (with_instance) out += fmt::format("{:<{}} ", instance, iw);
+    return out + fmt::format("{:<{}} {:<{}} {:<15} ", host, hw, client, kw, count);
+  };
+  const auto verbose_columns = [&](std::string_view epoch, std::string_view current, std::string_view target_epoch,
+                                   std::string_view target, std::string_view upgraded) {
+    std::string out = fmt::format("{:<15} {:<{}} {:<15} {:<{}}", epoch, current, aw, target_epoch, target, tw);
+    if (mixed) out += fmt::format(" {}", upgraded);
+    return out;
+  };
+  std::string out = "\n" + columns("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+  if (verbose)
+    out += verbose_columns("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT", "UPGRADED");
+  out += "\n";
+  const auto number = [](const std::optional<std::int32_t>& v) {
+    return v ? std::to_string(*v) : std::string(kMissing);
+  };
+  for (const auto& m : g.members) {
+    out += columns(group, m.member_id, m.instance_id, m.host, m.client_id, std::to_string(m.assignment.size()));
+    if (verbose) {
+      const std::string upgraded = m.upgraded ? (*m.upgraded ? "true" : "false") : std::string(kMissing);
+      out += verbose_columns(number(m.member_epoch), assignment_text(m.assignment), number(g.target_assignment_epoch),
+                             assignment_text(m.target_assignment.value_or(std::vector<TopicPartition>{})), upgraded);
+    }
+    out += "\n";
+  }
+  return out;
+}
 
 std::string csv_field(std::string_view value) {
   if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);

@@ -2,11 +2,19 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -42,17 +50,21 @@ struct ProduceArgs {
 };
 
 // Lines from a file descriptor, as they arrive: next() blocks until at least one whole line (or
-// the end) is there, then returns every whole line read so far, up to about max_bytes.
+// the end) is there, reads on while more input is there at once (a file, a fast pipe), then
+// returns the whole lines read, up to about max_bytes.
 class LineReader {
  public:
   explicit LineReader(int fd) : fd_(fd) {}
+
+  // Whether next() would wait for input (no whole line read yet and none to read now).
+  [[nodiscard]] bool would_block() const { return !eof_ && buffer_.find('\n') == std::string::npos && !readable_now(); }
 
   // Empty: the input has ended. Lines lose their "\n" (and a "\r" before it), as Java's
   // readLine() reads them; a last line without "\n" is a line too.
   Result<std::vector<std::string>, std::string> next(std::size_t max_bytes) {
     std::vector<std::string> lines;
+    std::size_t taken = 0;
     for (;;) {
-      std::size_t taken = 0;
       std::size_t start = 0;
       for (std::size_t nl; (nl = buffer_.find('\n', start)) != std::string::npos && taken < max_bytes; start = nl + 1) {
         std::string line = buffer_.substr(start, nl - start);
@@ -61,7 +73,8 @@ class LineReader {
         lines.push_back(std::move(line));
       }
       buffer_.erase(0, start);
-      if (!lines.empty()) return lines;
+      // Return what there is unless more fits and can be read without waiting.
+      if (!lines.empty() && (taken >= max_bytes || eof_ || !readable_now())) return lines;
       if (eof_) {
         if (!buffer_.empty()) {
           lines.push_back(std::move(buffer_));
@@ -69,7 +82,7 @@ class LineReader {
         }
         return lines;
       }
-      char chunk[64 * 1024];
+      char chunk[256 * 1024];
       const ssize_t n = ::read(fd_, chunk, sizeof chunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return unexpected(std::string("reading the input: ") + std::strerror(errno));
@@ -82,6 +95,11 @@ class LineReader {
   }
 
  private:
+  [[nodiscard]] bool readable_now() const {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
   int fd_;
   std::string buffer_;
   bool eof_ = false;
@@ -109,6 +127,26 @@ struct PartitionState {
   std::int64_t last_offset = -1;
   std::int64_t records = 0;
 };
+
+// Kafka's max.in.flight.requests.per.connection default: batches sent before the first is answered.
+constexpr std::size_t kMaxInFlight = 5;
+
+// One batch sent and not yet accounted for; `result` is set when its answer (or failure) came.
+struct SentBatch {
+  std::int32_t partition = 0;
+  std::int64_t count = 0;
+  std::optional<Result<client::ProduceResult, client::Error>> result;
+};
+
+// Sends one batch and wakes the producing loop when it is answered. The Client sends the calls
+// of one connection in order, so the batches of a partition reach its leader in sequence order.
+asio::awaitable<void> send_batch(client::Client& client, std::shared_ptr<SentBatch> sent, std::string topic,
+                                 std::vector<std::byte> batch, client::ProduceOptions options,
+                                 client::Deadline deadline, asio::steady_timer& answered) {
+  sent->result =
+      co_await client.produce(std::move(topic), sent->partition, std::move(batch), std::move(options), deadline);
+  answered.cancel();
+}
 
 asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
   const std::optional<record::Compression> codec = codec_named(args.compression);
@@ -164,14 +202,69 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
 
   LineReader reader(fd);
   std::map<std::int32_t, PartitionState> state;
-  std::int32_t sticky = static_cast<std::int32_t>(std::random_device{}() % static_cast<unsigned>(partitions));
-  std::int64_t line_number = 0;
+  const auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer answered(executor, asio::steady_timer::time_point::max());
+  std::deque<std::shared_ptr<SentBatch>> window;  // sent, oldest first
+  // Waits until the oldest sent batch is answered.
+  const auto wait_oldest = [&]() -> asio::awaitable<void> {
+    while (!window.front()->result) {
+      answered.expires_at(asio::steady_timer::time_point::max());
+      boost::system::error_code ec;
+      co_await answered.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  };
   std::int64_t total = 0;
   std::string verbose_out;
   Progress progress("produced", std::nullopt, !s.json() && !args.verbose && stderr_is_terminal());
+  // Accounts for the oldest sent batch once it is answered; false (the failure printed) when it failed.
+  const auto account_oldest = [&]() -> asio::awaitable<bool> {
+    co_await wait_oldest();
+    const std::shared_ptr<SentBatch> sent = window.front();
+    window.pop_front();
+    const std::int32_t p = sent->partition;
+    const auto& result = *sent->result;
+    if (!result) {
+      (void)s.fail(fmt::format("cannot produce to {}-{}", args.topic, p), result.error());
+      co_return false;
+    }
+    PartitionState& ps = state[p];
+    if (result->base_offset >= 0) {
+      if (ps.first_offset < 0) ps.first_offset = result->base_offset;
+      ps.last_offset = result->base_offset + sent->count - 1;
+    }
+    ps.records += sent->count;
+    total += sent->count;
+    progress.update(total);
+    if (args.verbose && !s.json()) {
+      for (std::int64_t i = 0; i < sent->count; ++i) {
+        verbose_out += result->base_offset >= 0 ? fmt::format("{}-{}@{}\n", args.topic, p, result->base_offset + i)
+                                                : fmt::format("{}-{}\n", args.topic, p);
+      }
+      print(verbose_out);
+      std::fflush(stdout);
+      verbose_out.clear();
+    }
+    co_return true;
+  };
+  // Returns `code` once no batch is in flight any more (they refer to this frame).
+  const auto finish = [&](int code) -> asio::awaitable<int> {
+    while (!window.empty()) {
+      co_await wait_oldest();
+      window.pop_front();
+    }
+    co_return code;
+  };
+  std::int32_t sticky = static_cast<std::int32_t>(std::random_device{}() % static_cast<unsigned>(partitions));
+  std::int64_t line_number = 0;
   for (;;) {
+    // Input that is slow to come (a terminal): the batches sent are answered before waiting for it.
+    if (reader.would_block()) {
+      while (!window.empty()) {
+        if (!co_await account_oldest()) co_return co_await finish(kExitFailed);
+      }
+    }
     auto lines = reader.next(static_cast<std::size_t>(args.batch_bytes));
-    if (!lines) co_return s.fail(lines.error());
+    if (!lines) co_return co_await finish(s.fail(lines.error()));
     if (lines->empty()) break;
     std::map<std::int32_t, std::vector<PendingRecord>> by_partition;
     for (auto& line : *lines) {
@@ -180,7 +273,8 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
       if (!args.key_separator.empty()) {
         const auto at = line.find(args.key_separator);
         if (at == std::string::npos) {
-          co_return s.fail(fmt::format("No key separator found on line number {}: '{}'", line_number, line));
+          co_return co_await finish(
+              s.fail(fmt::format("No key separator found on line number {}: '{}'", line_number, line)));
         }
         rec.key = line.substr(0, at);
         rec.value = line.substr(at + args.key_separator.size());
@@ -212,38 +306,35 @@ asio::awaitable<int> produce(Session& s, const ProduceArgs& args) {
       std::vector<std::byte> batch = builder.build();
       if (codec && *codec != record::Compression::none) {
         auto view = record::RecordBatchView::from(batch);
-        if (!view) co_return s.fail("internal error: a batch just built does not parse");
+        if (!view) co_return co_await finish(s.fail("internal error: a batch just built does not parse"));
         auto compressed = record::compress_batch(*view, *codec);
         if (!compressed) {
-          co_return s.fail(
-              fmt::format("cannot compress with {}: {}", args.compression, record::to_string(compressed.error())));
+          co_return co_await finish(s.fail(
+              fmt::format("cannot compress with {}: {}", args.compression, record::to_string(compressed.error()))));
         }
         batch = std::move(*compressed);
       }
-      client::ProduceOptions produce_options;
-      produce_options.acks = acks;
-      std::string topic = args.topic;
-      auto result = co_await s.client().produce(std::move(topic), p, std::move(batch), std::move(produce_options),
-                                                client::deadline_after_ms(s.timeout_ms()));
-      if (!result) co_return s.fail(fmt::format("cannot produce to {}-{}", args.topic, p), result.error());
       const auto count = static_cast<std::int64_t>(records.size());
       if (idempotent) ps.next_sequence = record::increment_sequence(ps.next_sequence, static_cast<std::int32_t>(count));
-      if (result->base_offset >= 0) {
-        if (ps.first_offset < 0) ps.first_offset = result->base_offset;
-        ps.last_offset = result->base_offset + count - 1;
+      // At most kMaxInFlight batches unanswered: account for the oldest first.
+      while (window.size() >= kMaxInFlight) {
+        if (!co_await account_oldest()) co_return co_await finish(kExitFailed);
       }
-      ps.records += count;
-      total += count;
-      progress.update(total);
-      if (args.verbose && !s.json()) {
-        for (std::int64_t i = 0; i < count; ++i) {
-          verbose_out += result->base_offset >= 0 ? fmt::format("{}-{}@{}\n", args.topic, p, result->base_offset + i)
-                                                  : fmt::format("{}-{}\n", args.topic, p);
-        }
-        print(verbose_out);
-        verbose_out.clear();
-      }
+      client::ProduceOptions produce_options;
+      produce_options.acks = acks;
+      auto sent = std::make_shared<SentBatch>();
+      sent->partition = p;
+      sent->count = count;
+      window.push_back(sent);
+      std::string topic = args.topic;
+      asio::co_spawn(executor,
+                     send_batch(s.client(), std::move(sent), std::move(topic), std::move(batch),
+                                std::move(produce_options), client::deadline_after_ms(s.timeout_ms()), answered),
+                     asio::detached);
     }
+  }
+  while (!window.empty()) {
+    if (!co_await account_oldest()) co_return co_await finish(kExitFailed);
   }
 
   progress.clear();

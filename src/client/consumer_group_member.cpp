@@ -51,12 +51,15 @@ protocol::ConsumerGroupHeartbeatRequest ConsumerGroupMember::heartbeat_request(
   r.group_id = config_.group_id;
   r.member_id = member_id_;
   r.member_epoch = epoch_;
+  r.instance_id = config_.group_instance_id;  // in every heartbeat, as Kafka's client sends it
   if (joining) {
     r.rebalance_timeout_ms = config_.rebalance_timeout_ms;
-    std::vector<std::string> topics = config_.topics;
+    std::vector<std::string> topics = config_.topic_regex ? std::vector<std::string>{} : config_.topics;
     std::ranges::sort(topics);
     r.subscribed_topic_names = std::move(topics);
+    r.subscribed_topic_regex = config_.topic_regex;
     r.server_assignor = config_.remote_assignor;
+    r.rack_id = config_.rack_id;
   }
   if (joining || sent_owned_ != owned_) {
     auto& owned = r.topic_partitions.emplace();
@@ -153,7 +156,9 @@ std::optional<protocol::ConsumerGroupHeartbeatRequest> ConsumerGroupMember::leav
     out.emplace();
     out->group_id = config_.group_id;
     out->member_id = member_id_;
-    out->member_epoch = -1;
+    // -2: a static member leaves for now; the coordinator keeps its assignment for its return.
+    out->member_epoch = config_.group_instance_id ? -2 : -1;
+    out->instance_id = config_.group_instance_id;
   }
   (void)fence();
   heartbeat_now_ = false;

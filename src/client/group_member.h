@@ -60,6 +60,12 @@ struct GroupMemberConfig {
   // (KIP-848, consumer_group_member.h, where the coordinator assigns and `assignors` is unused).
   bool consumer_protocol = false;
   std::optional<std::string> remote_assignor;  // group.remote.assignor (consumer protocol)
+  // Consumer protocol only: group.instance.id (a static member: it leaves with epoch -2 and the
+  // coordinator keeps its assignment for its return), client.rack, and a subscription by a
+  // regular expression the coordinator matches (RE2, SubscribedTopicRegex) instead of `topics`.
+  std::optional<std::string> group_instance_id;
+  std::optional<std::string> rack_id;
+  std::optional<std::string> topic_regex;
 };
 
 enum class MemberState : std::uint8_t { kUnjoined, kJoining, kSyncing, kStable };

@@ -420,13 +420,14 @@ asio::awaitable<void> GroupMembership::reconcile() {
   };
   std::set<TopicPartition> assigned;
   if (!resolve(assigned)) {
-    std::optional<std::vector<std::string>> topics{config.topics};
+    // A regex subscription may be given any topic: every topic's metadata then.
+    std::optional<std::vector<std::string>> topics;
+    if (!config.topic_regex) topics = config.topics;
     auto md = co_await client_->metadata(std::move(topics), request_deadline());
     if (closing_ || m.state() != ConsumerMemberState::kReconciling) co_return;
     if (md) {
-      for (const auto& t : config.topics) {
-        const TopicInfo* info = client_->cluster().topic(t);
-        if (info != nullptr && info->error_code == 0 && !info->id.is_zero()) topic_ids_[t] = info->id;
+      for (const auto& t : md->topics) {
+        if (t.name && t.error_code == 0 && !t.topic_id.is_zero()) topic_ids_[*t.name] = t.topic_id;
       }
     }
     if (!resolve(assigned)) {  // a topic the metadata does not show yet: try again shortly

@@ -87,15 +87,18 @@ SCHEMAS: dict[str, Any] = {
     "cluster config get": {"resource": str, "name": str, "configs": [CONFIG]},
     "cluster config set": {"resource": str, "name": str, "changed": bool},
     "group list": {"groups": [str]},
-    "group describe": {"group": str, "state": str, "protocol": str, "members": int, "total_lag": int,
+    "group describe": {"group": str, "type": str, "state": str, "protocol": str, "members": int, "total_lag": int,
                        "partitions": [{"topic": str, "partition": int, "current_offset": Nullable(int),
                                        "log_end_offset": Nullable(int), "lag": Nullable(int),
                                        "consumer_id": Nullable(str), "host": Nullable(str),
                                        "client_id": Nullable(str)}]},
-    "group describe --members": {"group": str, "state": str, "members": [{
-        "consumer_id": str, "host": str, "client_id": str, "partitions": [{"topic": str, "partition": int}]}]},
-    "group describe --state": {"group": str, "coordinator": {"id": int, "host": str, "port": int},
-                               "assignment_strategy": str, "state": str, "members": int},
+    "group describe --members": {"group": str, "type": str, "state": str, "members": [{
+        "consumer_id": str, "group_instance_id": Nullable(str), "host": str, "client_id": str,
+        "partitions": [{"topic": str, "partition": int}], "member_epoch": Nullable(int),
+        "target_partitions": Nullable([{"topic": str, "partition": int}])}]},
+    "group describe --state": {"group": str, "type": str, "coordinator": {"id": int, "host": str, "port": int},
+                               "assignment_strategy": str, "state": str, "group_epoch": Nullable(int),
+                               "target_assignment_epoch": Nullable(int), "members": int},
     "group seek": {"executed": bool, "groups": [{
         "group": str, "offsets": [{"topic": str, "partition": int, "new_offset": int}], "error": Nullable(str)}]},
     "group delete-offsets": {"group": str, "partitions": [{"topic": str, "partition": Nullable(int),

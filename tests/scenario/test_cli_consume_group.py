@@ -24,6 +24,14 @@ With `--group-protocol consumer` (KIP-848, ConsumerGroupHeartbeat; the coordinat
   - test_consumer_protocol_member_with_a_java_console_consumer: a weir member and Kafka's
     kafka-console-consumer (group.protocol=consumer) split the partitions and read every record
     once between them; both stop and the offsets are committed.
+  - test_consumer_protocol_static_member_with_a_rack_leaves_and_returns: a member with
+    group.instance.id and client.rack in its --command-config joins with them (ConsumerGroupDescribe
+    shows both; `weir group describe --members` prints the GROUP-INSTANCE-ID column as
+    kafka-consumer-groups does); after Ctrl+C it stays in the group with its partitions (it left
+    with epoch -2), and a new process with the same instance id takes its place and its partitions.
+  - test_consumer_protocol_include_regex: `--include REGEX` sends the regex to the coordinator
+    (SubscribedTopicRegex): the member reads both matching topics and not a third, and commits
+    both; --include without the consumer protocol is bad usage.
 Every wait polls for a state with a deadline.
 """
 from __future__ import annotations
@@ -384,6 +392,83 @@ def test_consumer_protocol_member_with_a_java_console_consumer(broker, topic_nam
         java.kill()
 
 
+@pytest.mark.timeout(120)
+def test_consumer_protocol_static_member_with_a_rack_leaves_and_returns(broker, topic_name, tmp_path):
+    create_topic(broker, topic_name, 2)
+    group = f"g-{topic_name}"
+    props = "group.instance.id=static-a\nclient.rack=rack-1\n"
+    a = Member(broker, topic_name, group, tmp_path, "member-a", "--group-protocol", "consumer", properties=props)
+    again = None
+    try:
+        wait_for("the static member to own both partitions",
+                 lambda: consumer_owners(broker, group) == {"member-a": [0, 1]}, WAIT,
+                 describe=lambda: consumer_group_describe(broker, group))
+        (m,) = consumer_group_describe(broker, group)["Members"]
+        assert (m["InstanceID"], m["RackID"]) == ("static-a", "rack-1"), m
+        ours = ok(weir_cli("group", "describe", group, "--members", bootstrap=broker))
+        theirs = run_tool("kafka-consumer-groups", "--describe", "--group", group, "--members",
+                          bootstrap=broker).check()
+        assert "GROUP-INSTANCE-ID" in ours.stdout and "static-a" in ours.stdout
+        assert ours.stdout == theirs.stdout, (ours.stdout, theirs.stdout)
+        first_id = m["MemberID"]
+
+        a.interrupt()
+        # Left with epoch -2: still a member (until its session times out), its partitions kept.
+        (m,) = consumer_group_describe(broker, group)["Members"]
+        assert m["MemberID"] == first_id and m["InstanceID"] == "static-a", m
+        assert sorted(p for t in m["Assignment"]["TopicPartitions"] for p in t["Partitions"]) == [0, 1], m
+
+        again = Member(broker, topic_name, group, tmp_path, "member-a2", "--group-protocol", "consumer",
+                       properties=props)
+        wait_for("the returning static member to take the place and the partitions",
+                 lambda: consumer_owners(broker, group) == {"member-a2": [0, 1]}, WAIT,
+                 describe=lambda: consumer_group_describe(broker, group))
+        (m,) = consumer_group_describe(broker, group)["Members"]
+        assert m["MemberID"] != first_id and m["InstanceID"] == "static-a", m
+        produce(broker, topic_name, 2, 0, 6)
+        wait_for("the returning member to read the records", lambda: len(again.records()) == 6, WAIT)
+        again.interrupt()
+    finally:
+        a.kill()
+        if again is not None:
+            again.kill()
+
+
+@pytest.mark.timeout(120)
+def test_consumer_protocol_include_regex(broker, topic_name, tmp_path):
+    first, second, other = f"{topic_name}-in1", f"{topic_name}-in2", f"{topic_name}-out"
+    for t in (first, second, other):
+        create_topic(broker, t, 2)
+    group = f"g-{topic_name}"
+    argv = [weir_bin(), "consume", "--include", f"{topic_name}-in.*", "--group", group, "--group-protocol",
+            "consumer", "--from", "beginning", "--format", "{topic}:{partition}:{value}", "--bootstrap",
+            broker.bootstrap]
+    out_path = tmp_path / "include.out"
+    with open(out_path, "w") as out, open(tmp_path / "include.err", "w") as err:
+        proc = procs.spawn(argv, stdout=out, stderr=err)
+        try:
+            for t in (first, second, other):
+                produce(broker, t, 2, 0, 4)
+
+            def lines():
+                return sorted(out_path.read_text().splitlines())
+            expected = sorted(f"{t}:{i % 2}:v{i}" for t in (first, second) for i in range(4))
+            wait_for("the records of both matching topics", lambda: lines() == expected, WAIT,
+                     describe=lambda: (lines(), consumer_group_describe(broker, group)))
+            (m,) = consumer_group_describe(broker, group)["Members"]
+            assert (m["SubscribedTopicRegex"], m["SubscribedTopics"]) == (f"{topic_name}-in.*", []), m
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(30) == 0
+        finally:
+            if proc.poll() is None:
+                procs.terminate(proc, 5)
+            procs.forget(proc)
+    assert lines() == expected  # nothing of the topic the regex does not match
+    with Kreq(broker) as k:
+        offsets = committed_offsets(k, group, [first, second])  # asks for partitions 0-3: 2 and 3 have none
+    assert {tp: o for tp, o in offsets.items() if tp[1] < 2} == {(t, p): 2 for t in (first, second) for p in range(2)}
+
+
 def test_group_usage_errors(tmp_path):
     res = weir_cli("consume", "t", "--group", "g", "--partition", "0", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--partition excludes --group" in res.stderr, res
@@ -393,6 +478,12 @@ def test_group_usage_errors(tmp_path):
     assert res.returncode == 2 and "--group-protocol requires --group" in res.stderr, res
     res = weir_cli("consume", "t", "--group", "g", "--group-protocol", "eager", bootstrap="127.0.0.1:1")
     assert res.returncode == 2 and "--group-protocol" in res.stderr, res
+    res = weir_cli("consume", "--include", "t.*", "--group", "g", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--include needs the consumer group protocol" in res.stderr, res
+    res = weir_cli("consume", "--include", "t.*", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "--include" in res.stderr, res
+    res = weir_cli("consume", "--group", "g", bootstrap="127.0.0.1:1")
+    assert res.returncode == 2 and "name a topic" in res.stderr, res
     props = tmp_path / "consumer.properties"
     props.write_text("group.protocol=eager\n")
     res = weir_cli("consume", "t", "--group", "g", "--command-config", props, bootstrap="127.0.0.1:1")

@@ -7,6 +7,11 @@
     (Partition:N<TAB>key<TAB>value).
   - test_produce_options_round_trip: headers, a fixed partition, gzip and zstd batches, `-v`
     offsets and the `--output json` summary; confluent-kafka reads back exactly what was sent.
+  - test_produce_pipelines_batches_in_order: 20,000 keyed lines in 4 KiB batches (many batches
+    in flight at once, idempotent): every record arrives once, each partition's in the order of
+    the input.
+  - test_produce_answers_before_waiting_for_input: lines written one at a time to a pipe kept
+    open: each is sent and its offset printed (-v) before the next comes.
   - test_consume_positions: --from an offset, a timestamp (@ms) and end; -n; --partition;
     --idle-timeout-ms; read_committed leaves out an aborted transaction that read_uncommitted shows.
   - test_bad_input: a line without the key separator (Kafka's message, exit 1), an unknown topic
@@ -22,7 +27,8 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from harness import run_tool
+from harness import procs, run_tool
+from harness.cluster import wait_for
 from harness.paths import weir_bin
 
 SEED_LINES = ["user1:hello", "uesr2:hi", "user1:bye", "user3:hey"]
@@ -107,6 +113,44 @@ def test_produce_options_round_trip(broker, topic_name):
     p0 = [v.decode() for p, _, _, v, _ in got if p == 0]
     assert p0 == [f"gzip-{i}" for i in range(100)] + [f"zstd-{i}" for i in range(100)] + ["last"]
     assert all(k is None for _, _, k, _, _ in got)
+
+
+@pytest.mark.timeout(120)
+def test_produce_pipelines_batches_in_order(broker, topic_name):
+    ok(weir_cli("topic", "create", topic_name, "-p", 3, "-r", 1, bootstrap=broker))
+    lines = [f"k{i % 7}:{i:06d}" for i in range(20000)]
+    summary = json.loads(ok(weir_cli("produce", topic_name, "-k", ":", "--batch-bytes", 4096, "--output", "json",
+                                     bootstrap=broker, input="\n".join(lines) + "\n")).stdout)
+    assert summary["records"] == 20000
+    got = read_all(broker.bootstrap, topic_name, 3)
+    assert len(got) == 20000
+    by_partition: dict[int, list[str]] = {}
+    for p, _, _, value, _ in got:  # sorted by partition and offset
+        by_partition.setdefault(p, []).append(value.decode())
+    for p, values in by_partition.items():
+        assert values == sorted(values), p  # the input's order: the values count up
+    assert sorted(v for vs in by_partition.values() for v in vs) == [f"{i:06d}" for i in range(20000)]
+
+
+@pytest.mark.timeout(60)
+def test_produce_answers_before_waiting_for_input(broker, topic_name, tmp_path):
+    ok(weir_cli("topic", "create", topic_name, "-p", 1, "-r", 1, bootstrap=broker))
+    out_path = tmp_path / "produce.out"
+    with open(out_path, "w") as out:
+        proc = procs.spawn([weir_bin(), "produce", topic_name, "-v", "--bootstrap", broker.bootstrap],
+                           stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL)
+        try:
+            for i in range(3):
+                proc.stdin.write(f"line{i}\n".encode())
+                proc.stdin.flush()
+                wait_for(f"line {i}'s offset", lambda: out_path.read_text().splitlines() == [
+                    f"{topic_name}-0@{j}" for j in range(i + 1)], 20)
+            proc.stdin.close()
+            assert proc.wait(20) == 0
+        finally:
+            if proc.poll() is None:
+                procs.terminate(proc, 5)
+            procs.forget(proc)
 
 
 @pytest.mark.timeout(180)

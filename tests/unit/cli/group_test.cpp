@@ -52,5 +52,119 @@ TEST(CsvFieldTest, QuotesOnlyWhatNeedsItAndSplitsItBack) {
   EXPECT_EQ(split_csv_line("\"a\"b,c"), std::nullopt);  // text after a closing quote
 }
 
+// kafka-consumer-groups' assignment column: each topic's partitions in order, the topics' texts
+// sorted as strings: "t10:..." before "t1:..." and "a-b:..." before "a:..." ('0' and '-' sort
+// before ':').
+TEST(GroupDescribeTest, AssignmentTextSortsPartitionsAndTopicTexts) {
+  EXPECT_EQ(assignment_text({{"t10", 0}, {"t1", 2}, {"t1", 0}}), "t10:0;t1:0,2");
+  EXPECT_EQ(assignment_text({{"a", 0}, {"a-b", 1}}), "a-b:1;a:0");
+  EXPECT_EQ(assignment_text({}), "-");
+}
+
+protocol::ConsumerGroupDescribeResponse::Assignment assignment_of(const std::string& topic,
+                                                                  std::vector<std::int32_t> partitions) {
+  protocol::ConsumerGroupDescribeResponse::Assignment a;
+  auto& tp = a.topic_partitions.emplace_back();
+  tp.topic_name = topic;
+  tp.partitions = std::move(partitions);
+  return a;
+}
+
+// Two members as ConsumerGroupDescribe v1 describes them: a consumer protocol member and a
+// static classic member still owning nothing.
+protocol::ConsumerGroupDescribeResponse::DescribedGroup mixed_group() {
+  protocol::ConsumerGroupDescribeResponse::DescribedGroup g;
+  g.group_id = "g1";
+  g.group_state = "Reconciling";
+  g.group_epoch = 9;
+  g.assignment_epoch = 8;
+  g.assignor_name = "uniform";
+  auto& a = g.members.emplace_back();
+  a.member_id = "member-a-0123456789";
+  a.client_id = "consumer-a";
+  a.client_host = "/127.0.0.1";
+  a.member_epoch = 7;
+  a.assignment = assignment_of("orders", {1, 0});
+  a.target_assignment = assignment_of("orders", {2, 0, 1});
+  a.member_type = 1;
+  auto& b = g.members.emplace_back();
+  b.member_id = "member-b";
+  b.instance_id = "static-b";
+  b.client_id = "c-b";
+  b.client_host = "/10.0.0.2";
+  b.member_epoch = 8;
+  b.target_assignment = assignment_of("orders", {2});
+  b.member_type = 0;
+  return g;
+}
+
+TEST(GroupDescribeTest, ConsumerGroupDescribeGivesEpochsTargetsAndMemberTypes) {
+  const GroupDescription d = group_description(mixed_group());
+  EXPECT_TRUE(d.consumer_protocol);
+  EXPECT_EQ(d.state, "Reconciling");
+  EXPECT_EQ(d.assignor, "uniform");
+  EXPECT_EQ(d.group_epoch, 9);
+  EXPECT_EQ(d.target_assignment_epoch, 8);
+  ASSERT_EQ(d.members.size(), 2U);
+  const auto& a = d.members[0];
+  EXPECT_EQ(a.assignment, (std::vector<TopicPartition>{{"orders", 0}, {"orders", 1}}));
+  EXPECT_EQ(a.target_assignment, (std::vector<TopicPartition>{{"orders", 0}, {"orders", 1}, {"orders", 2}}));
+  EXPECT_EQ(a.member_epoch, 7);
+  EXPECT_EQ(a.upgraded, true);
+  EXPECT_EQ(a.instance_id, "");
+  EXPECT_EQ(d.members[1].instance_id, "static-b");
+  EXPECT_EQ(d.members[1].upgraded, false);
+  auto v0 = mixed_group();
+  for (auto& m : v0.members) m.member_type = -1;  // v0 has no member type
+  EXPECT_EQ(group_description(v0).members[0].upgraded, std::nullopt);
+}
+
+TEST(GroupDescribeTest, DescribeGroupsGivesNoEpochsOrTargets) {
+  protocol::DescribeGroupsResponse::DescribedGroup g;
+  g.group_state = "Stable";
+  g.protocol_type = "consumer";
+  g.protocol_data = "range";
+  auto& m = g.members.emplace_back();
+  m.member_id = "m";
+  m.group_instance_id = "i";
+  // ConsumerProtocolAssignment v0: topic "t" partitions 1, 0.
+  m.member_assignment = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const GroupDescription d = group_description(g);
+  EXPECT_FALSE(d.consumer_protocol);
+  EXPECT_EQ(d.assignor, "range");
+  EXPECT_EQ(d.group_epoch, std::nullopt);
+  ASSERT_EQ(d.members.size(), 1U);
+  EXPECT_EQ(d.members[0].assignment, (std::vector<TopicPartition>{{"t", 0}, {"t", 1}}));
+  EXPECT_EQ(d.members[0].instance_id, "i");
+  EXPECT_EQ(d.members[0].target_assignment, std::nullopt);
+  EXPECT_EQ(d.members[0].member_epoch, std::nullopt);
+}
+
+// The expected tables are Kafka 4.3.1's printMembers formats applied to the same members.
+TEST(GroupDescribeTest, MembersTableOfAConsumerGroupWithVerbose) {
+  auto g = mixed_group();
+  g.members.pop_back();
+  EXPECT_EQ(members_table("g1", group_description(g), true),
+            "\nGROUP           CONSUMER-ID         HOST            CLIENT-ID       #PARTITIONS     CURRENT-EPOCH   "
+            "CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT   \n"
+            "g1              member-a-0123456789 /127.0.0.1      consumer-a      2               7               "
+            "orders:0,1           8               orders:0,1,2        \n");
+}
+
+TEST(GroupDescribeTest, MembersTableShowsInstanceIdsAndUpgradedInAMixedGroup) {
+  const GroupDescription d = group_description(mixed_group());
+  EXPECT_EQ(members_table("g1", d, true),
+            "\nGROUP           CONSUMER-ID         GROUP-INSTANCE-ID HOST            CLIENT-ID       #PARTITIONS     "
+            "CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT    UPGRADED\n"
+            "g1              member-a-0123456789                   /127.0.0.1      consumer-a      2               "
+            "7               orders:0,1           8               orders:0,1,2         true\n"
+            "g1              member-b            static-b          /10.0.0.2       c-b             0               "
+            "8               -                    8               orders:2             false\n");
+  EXPECT_EQ(members_table("g1", d, false),
+            "\nGROUP           CONSUMER-ID         GROUP-INSTANCE-ID HOST            CLIENT-ID       #PARTITIONS     \n"
+            "g1              member-a-0123456789                   /127.0.0.1      consumer-a      2               \n"
+            "g1              member-b            static-b          /10.0.0.2       c-b             0               \n");
+}
+
 }  // namespace
 }  // namespace weir::cli

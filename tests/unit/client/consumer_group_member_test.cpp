@@ -169,5 +169,41 @@ TEST(ConsumerGroupMember, CommitsWithTheEpochAndLeavesWithMinusOne) {
   EXPECT_EQ(m.state(), ConsumerMemberState::kUnjoined);
 }
 
+TEST(ConsumerGroupMember, StaticMemberSendsItsInstanceIdAlwaysAndLeavesWithMinusTwo) {
+  GroupMemberConfig c = config();
+  c.group_instance_id = "instance-1";
+  c.rack_id = "rack-a";
+  ConsumerGroupMember m(c, "member-1");
+  const auto join = m.heartbeat_request({});
+  EXPECT_EQ(join.instance_id, "instance-1");
+  EXPECT_EQ(join.rack_id, "rack-a");
+  std::vector<TopicPartition> lost;
+  EXPECT_EQ(m.on_heartbeat_response(answer(1, std::vector<std::int32_t>{0}), lost), Next::kContinue);
+  m.reconciled({{"t", 0}});
+  const auto beat = m.heartbeat_request({{"t", kTopicId}});
+  EXPECT_EQ(beat.instance_id, "instance-1");  // every heartbeat, as Kafka's client
+  EXPECT_FALSE(beat.rack_id.has_value());     // only when joining
+  EXPECT_FALSE(beat.subscribed_topic_names.has_value());
+  const auto leave = m.leave_request();
+  ASSERT_TRUE(leave.has_value());
+  EXPECT_EQ(leave->member_epoch, -2);
+  EXPECT_EQ(leave->instance_id, "instance-1");
+}
+
+TEST(ConsumerGroupMember, RegexSubscriptionGoesToTheCoordinatorWhenJoining) {
+  GroupMemberConfig c = config();
+  c.topic_regex = "orders-.*";
+  ConsumerGroupMember m(c, "member-1");
+  const auto join = m.heartbeat_request({});
+  EXPECT_EQ(join.subscribed_topic_regex, "orders-.*");
+  EXPECT_EQ(join.subscribed_topic_names, std::vector<std::string>{});
+  EXPECT_FALSE(join.instance_id.has_value());
+  EXPECT_FALSE(join.rack_id.has_value());
+  std::vector<TopicPartition> lost;
+  EXPECT_EQ(m.on_heartbeat_response(answer(1, std::nullopt), lost), Next::kContinue);
+  EXPECT_FALSE(m.heartbeat_request({}).subscribed_topic_regex.has_value());
+  EXPECT_EQ(m.leave_request()->member_epoch, -1);
+}
+
 }  // namespace
 }  // namespace weir::client
