@@ -531,6 +531,19 @@ StaticReplacement static_consumer_member_left(MigrationHarness& h) {
   return out;
 }
 
+// The classic member with the static consumer member's instance id joins; its member id ("" if
+// the join failed).
+std::string classic_replacement_joins(MigrationHarness& h) {
+  JoinOptions o = MigrationHarness::classic();
+  o.instance_id = "host-s";
+  auto j = h.join(kGroup, o);
+  EXPECT_TRUE(j.has_value());
+  if (!j) return {};
+  EXPECT_EQ(j->response.error_code, 0);
+  EXPECT_EQ(j->response.protocol_name, "range");
+  return j->response.member_id;
+}
+
 TEST(MigrationDowngrade, AStaticClassicMemberReplacingTheLastConsumerMemberTurnsTheGroupClassic) {
   MigrationHarness h;
   h.stable_classic_group();
@@ -538,14 +551,9 @@ TEST(MigrationDowngrade, AStaticClassicMemberReplacingTheLastConsumerMemberTurns
   ASSERT_NE(h.consumer_group(), nullptr);
   const std::int32_t epoch = h.consumer_group()->group_epoch();
   const std::size_t before = h.records.size();
-  JoinOptions o = MigrationHarness::classic();
-  o.instance_id = "host-s";
-  auto j = h.join(kGroup, o);
-  ASSERT_TRUE(j.has_value());
-  ASSERT_EQ(j->response.error_code, 0);
-  const std::string new_id = j->response.member_id;
+  const std::string new_id = classic_replacement_joins(h);
+  ASSERT_FALSE(new_id.empty());
   EXPECT_NE(new_id, s.consumer_id);
-  EXPECT_EQ(j->response.protocol_name, "range");
   EXPECT_EQ(h.consumer_group(), nullptr);
   const ClassicGroup* g = h.coordinator.group(kGroup);
   ASSERT_NE(g, nullptr);
@@ -572,13 +580,9 @@ TEST(MigrationDowngrade, AStaticClassicReplacementKeepsTheConsumerGroupWhileAnot
   h.stable_classic_group();
   ASSERT_EQ(h.consumer_join().error_code, 0);
   static_consumer_member_left(h);
-  JoinOptions o = MigrationHarness::classic();
-  o.instance_id = "host-s";
-  auto j = h.join(kGroup, o);
-  ASSERT_TRUE(j.has_value());
-  ASSERT_EQ(j->response.error_code, 0);
+  const std::string new_id = classic_replacement_joins(h);
   ASSERT_NE(h.consumer_group(), nullptr);
-  EXPECT_EQ(h.consumer_group()->static_member("host-s")->member_id, j->response.member_id);
+  EXPECT_EQ(h.consumer_group()->static_member("host-s")->member_id, new_id);
   EXPECT_EQ(h.coordinator.group(kGroup), nullptr);
 }
 
@@ -588,11 +592,7 @@ TEST(MigrationDowngrade, AStaticClassicReplacementUnderTheUpgradeOnlyPolicyKeeps
   MigrationHarness h(c);
   h.stable_classic_group();
   static_consumer_member_left(h);
-  JoinOptions o = MigrationHarness::classic();
-  o.instance_id = "host-s";
-  auto j = h.join(kGroup, o);
-  ASSERT_TRUE(j.has_value());
-  ASSERT_EQ(j->response.error_code, 0);
+  EXPECT_FALSE(classic_replacement_joins(h).empty());
   ASSERT_NE(h.consumer_group(), nullptr);
   EXPECT_EQ(h.consumer_group()->members().size(), 3u);
 }
