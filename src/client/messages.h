@@ -76,6 +76,7 @@ WEIR_CLIENT_API(BrokerRegistration)
 WEIR_CLIENT_API(BrokerHeartbeat)
 WEIR_CLIENT_API(AllocateProducerIds)
 WEIR_CLIENT_API(AlterPartitionReassignments)
+WEIR_CLIENT_API(ListConfigResources)
 #undef WEIR_CLIENT_API
 
 }  // namespace weir::client

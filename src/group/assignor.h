@@ -13,6 +13,8 @@
 //     Per topic, contiguous ranges handed to the members sorted by instance id (static members
 //     first) then member id, so co-subscribed topics with equal partition counts are
 //     co-partitioned. Not sticky: in 4.3.1 the range depends only on the member order.
+// tests/unit/group/assignor_golden_test.cpp checks both against the output of Kafka's own classes
+// for the case table tests/data/assignor_cases.txt.
 // Neither assignor in 4.3.1 reads racks (SubscribedTopicDescriber.racksForPartition is called by
 // none of them); the racks are carried in the inputs so a later version can use them.
 //

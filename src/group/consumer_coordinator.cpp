@@ -656,6 +656,7 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
               g.static_member(*req.instance_id)->member_id != member_id
           ? std::optional<std::string>(g.static_member(*req.instance_id)->member_id)
           : std::nullopt;
+  const bool downgrade = classic != nullptr && replaced && downgrades_with_replacement(g, *replaced);
   auto member = member_before(ev, req, member_id, classic);
   if (!member) return unexpected(member.error());
   const bool is_new = g.member(member_id) == nullptr;
@@ -683,6 +684,8 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
       hash != g.metadata_hash()) {
     ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
   }
+
+  if (downgrade) return replaced_and_downgraded(ev, member_id, req);
 
   // 3. The target assignment, at most once per assignment interval.
   const std::int64_t last = g.assignment_timestamp_ms();
@@ -1167,13 +1170,14 @@ Result<ClassicJoined, GroupError> ConsumerGroupCoordinator::classic_join(const C
   }
   auto joined = join_or_heartbeat(hb, client, topics, now_ms, &req);
   if (!joined) return unexpected(joined.error());
+  out.generation_id = joined->response.member_epoch;
+  out.protocol_name = req.protocols.front().name;
+  out.records = std::move(joined->records);
+  if (joined->downgraded) return out;  // the group is classic now: no consumer-group timers
   MemberTimers& t = timers_[req.group_id][member_id];
   t.session_deadline_ms = now_ms + req.session_timeout_ms;
   t.join_deadline_ms = kNever;
   t.sync_deadline_ms = now_ms + req.rebalance_timeout_ms;
-  out.generation_id = joined->response.member_epoch;
-  out.protocol_name = req.protocols.front().name;
-  out.records = std::move(joined->records);
   return out;
 }
 
@@ -1272,6 +1276,36 @@ ConsumerGroupCoordinator::LeaveResult ConsumerGroupCoordinator::classic_leave(co
   return out;
 }
 
+bool ConsumerGroupCoordinator::downgrades_with_replacement(const ConsumerGroup& g,
+                                                           const std::string& replaced_id) const {
+  const bool others_classic = std::ranges::all_of(
+      g.members(), [&](const auto& e) { return e.first == replaced_id || e.second.classic.has_value(); });
+  return others_classic && downgrade_enabled(config_.migration_policy) &&
+         g.members().size() <= static_cast<std::size_t>(classic_max_size_);
+}
+
+Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator::replaced_and_downgraded(
+    Event& ev, const std::string& member_id, const p::ConsumerGroupHeartbeatRequest& req) {
+  ConsumerGroup& g = ev.group();
+  // As Kafka: no new target; the member reconciles towards its predecessor's unless the group
+  // epoch moved past the assignment epoch (a stale target, carried over as it is).
+  if (g.assignment_epoch() >= g.group_epoch()) {
+    auto reconciled = reconcile_member(ev, member_id, false, req.topic_partitions, std::nullopt);
+    if (!reconciled) return unexpected(reconciled.error());
+  }
+  const ConsumerGroup before = ev.group();
+  const ConsumerMember& joined = before.members().at(member_id);
+  Heartbeat out;
+  out.response.member_id = member_id;
+  out.response.member_epoch = joined.member_epoch;
+  out.downgraded = true;
+  downgrades_.push_back(Downgrade{before, std::string(), member_id});
+  emit_group_tombstones(ev);
+  out.records = ev.commit();
+  timers_.erase(before.group_id());
+  return out;
+}
+
 bool ConsumerGroupCoordinator::downgrades_without(const ConsumerGroup& g, const std::string& member_id) const {
   const ConsumerMember* leaving = g.member(member_id);
   if (leaving == nullptr || leaving->classic || g.members().size() <= 1) return false;
@@ -1288,7 +1322,7 @@ void ConsumerGroupCoordinator::fence_or_downgrade(Event& ev, const std::string& 
     timers_[gid].erase(member_id);
     return;
   }
-  downgrades_.push_back(Downgrade{ev.group(), member_id});
+  downgrades_.push_back(Downgrade{ev.group(), member_id, std::string()});
   emit_group_tombstones(ev);
   timers_.erase(gid);
 }

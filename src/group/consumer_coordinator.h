@@ -40,8 +40,12 @@
 // A group's session timeout, heartbeat interval and assignment interval are its group configs
 // where set (ConsumerGroupConfig::overrides), else the broker's.
 //
-// Departures from Kafka 4.3.1 (not yet done): a static classic member replacing the last consumer-protocol
-// member does not downgrade the group (Kafka's validateOnlineDowngradeWithReplacedMember); the metadata hash is weir's
+// A static classic member that joins in place of the last consumer-protocol member (same instance
+// id) downgrades the group too (Kafka's validateOnlineDowngradeWithReplacedMember): it is
+// reconciled against its predecessor's target unless that target is stale, and joins the classic
+// group last with that target.
+//
+// Departures from Kafka 4.3.1 (not yet done): the metadata hash is weir's
 // own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
 // assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
 // resolved without an authorizer's DESCRIBE filter (weir has no ACL enforcement), and over the
@@ -150,6 +154,9 @@ struct ClassicJoined {
 struct Downgrade {
   ConsumerGroup group;
   std::string leaving_member_id;
+  // A static classic member that replaced the last consumer-protocol one (the leaving member is
+  // then none): it is added to the classic group last.
+  std::string joining_member_id;
 };
 
 class ConsumerGroupCoordinator {
@@ -157,6 +164,7 @@ class ConsumerGroupCoordinator {
   struct Heartbeat {
     protocol::ConsumerGroupHeartbeatResponse response;
     std::vector<Record> records;
+    bool downgraded = false;  // a classic join turned the group classic (take_downgrades)
   };
 
   explicit ConsumerGroupCoordinator(ConsumerGroupConfig config, std::uint64_t seed = 0);
@@ -263,6 +271,11 @@ class ConsumerGroupCoordinator {
 
   // Whether fencing `member_id` leaves only classic members, so that the group turns classic.
   [[nodiscard]] bool downgrades_without(const ConsumerGroup& g, const std::string& member_id) const;
+  // Whether a static classic member replacing `replaced_id` downgrades the group.
+  [[nodiscard]] bool downgrades_with_replacement(const ConsumerGroup& g, const std::string& replaced_id) const;
+  // The end of such a join: the member reconciled, the group handed to take_downgrades.
+  Result<Heartbeat, GroupError> replaced_and_downgraded(Event& ev, const std::string& member_id,
+                                                        const protocol::ConsumerGroupHeartbeatRequest& req);
   // Removes a member (timers included), or downgrades the group when that is due.
   void fence_or_downgrade(Event& ev, const std::string& member_id, const TopicImage* topics);
 

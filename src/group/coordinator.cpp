@@ -197,6 +197,7 @@ void GroupCoordinator::join_consumer_group(const JoinContext& c, Effects& fx) {
   r.protocol_name = joined->protocol_name;
   for (Record& rec : joined->records) fx.records.push_back(std::move(rec));
   c.reply(fx, std::move(r));
+  apply_downgrades(c.now_ms, fx);
 }
 
 const TopicImage& GroupCoordinator::topic_image() const {
@@ -1292,8 +1293,13 @@ void GroupCoordinator::apply_downgrades(std::int64_t now_ms, Effects& fx) {
   for (Downgrade& d : consumer_.take_downgrades()) {
     const ConsumerGroup& cg = d.group;
     std::vector<Member> members;
+    std::vector<std::string> ids;
     for (const auto& [id, cm] : cg.members()) {
-      if (id == d.leaving_member_id) continue;
+      if (id != d.leaving_member_id && id != d.joining_member_id) ids.push_back(id);
+    }
+    if (!d.joining_member_id.empty()) ids.push_back(d.joining_member_id);  // added last, as Kafka does
+    for (const std::string& id : ids) {
+      const ConsumerMember& cm = cg.members().at(id);
       WEIR_ASSERT(cm.classic.has_value(), "downgrading group {} with consumer-protocol member {}", cg.group_id(), id);
       Member m;
       m.member_id = id;

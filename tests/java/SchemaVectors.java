@@ -61,12 +61,13 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 
 public final class SchemaVectors {
 
-    /** API keys weir serves (same list as tests/go/kmsgvectors), then the ones a weir broker
-     *  sends to a KRaft controller or forwards (Java samples only). */
+    /** API keys weir serves (same list as tests/go/kmsgvectors), then ListConfigResources (74,
+     *  served, Java samples only) and the ones a weir broker sends to a KRaft controller or
+     *  forwards (Java samples only). */
     static final int[] KEYS = {
         0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
         29, 30, 31, 32, 33, 35, 36, 37, 42, 43, 44, 46, 47, 48, 49, 50, 51, 60, 61, 65, 66, 68, 69, 75,
-        45, 55, 56, 57, 58, 59, 62, 63, 67,
+        74, 45, 55, 56, 57, 58, 59, 62, 63, 67,
     };
 
     /** Internal records, emitted as "data" lines. */

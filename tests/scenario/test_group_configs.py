@@ -5,6 +5,9 @@ same assertions:
   - bad values and unknown keys are refused with Kafka's INVALID_CONFIG and message (through the
     tool for two of them, as raw IncrementalAlterConfigs for the rest), an empty group name with
     INVALID_REQUEST, and nothing is stored;
+  - `kafka-configs --describe --entity-type groups` without a name describes the groups with
+    configs (found through ListConfigResources, API 74), and one with neither members nor configs
+    is reported missing; the raw ListConfigResources v0/v1 answers;
   - a raw ConsumerGroupHeartbeat answers the group's own consumer.heartbeat.interval.ms, and the
     broker's for another group;
   - (weir) the configs are kept in the metadata log across a restart;
@@ -115,8 +118,7 @@ def test_kafka_configs_refuses_a_bound_violation_and_an_unknown_key(broker):
         r = configs_tool(broker, group, "--alter", "--add-config", config)
         assert r.rc == 1, r.describe()
         assert f"org.apache.kafka.common.errors.InvalidConfigurationException: {message}" in r.stderr, r.describe()
-    # Nothing was stored. (kafka-configs --describe of a group with neither members nor configs
-    # differs: Kafka's tool finds out through ListConfigResources, which weir does not serve.)
+    # Nothing was stored.
     _, _, entries = describe(broker, group)
     assert [k for k, v in entries.items() if v["Source"] == "GROUP_CONFIG"] == []
 
@@ -227,3 +229,40 @@ def test_group_configs_in_a_cluster_go_through_the_controller(cluster_factory, k
         r = heartbeat_join(k, group, topic_name)
         assert (r["ErrorCode"], r["HeartbeatIntervalMillis"]) == (0, 8000), r
         k.send("ConsumerGroupHeartbeat", 1, {"Group": group, "MemberID": r["MemberID"], "MemberEpoch": -1})
+
+
+
+def test_kafka_configs_describes_every_group_and_a_group_without_members_or_configs(broker):
+    """ListConfigResources (API 74, KIP-1142): `kafka-configs --describe --entity-type groups`
+    without a name describes the groups it lists (with configs: ListConfigResources; with
+    members: ListGroups), and names a group with neither as missing."""
+    configured, unknown = group_name("gconf-list"), group_name("gconf-none")
+    configs_tool(broker, configured, "--alter", "--add-config", "consumer.heartbeat.interval.ms=7000").check()
+    every = run_tool("kafka-configs", "--bootstrap-server", broker.bootstrap, "--entity-type", "groups",
+                     "--describe").check().lines
+    block = [f"Dynamic configs for group {configured} are:",
+             "  consumer.heartbeat.interval.ms=7000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
+             "consumer.heartbeat.interval.ms=7000, DEFAULT_CONFIG:group.consumer.heartbeat.interval.ms=5000}"]
+    assert block[0] in every, every
+    at = every.index(block[0])
+    assert every[at:at + 2] == block, every
+    assert configs_tool(broker, unknown, "--describe").check().lines == [
+        f"The group '{unknown}' doesn't exist and doesn't have dynamic config."]
+
+    # The raw answers: v1 lists groups with configs, then each broker as BROKER_LOGGER and as
+    # BROKER (then topics); v0 knows client metrics only (none here); an unknown type is refused.
+    node = str(broker.node_id)
+    with Kreq(broker) as k:
+        groups_only = k.send("ListConfigResources", 1, {"ResourceTypes": [32]})
+        everything = k.send("ListConfigResources", 1, {})
+        v0 = k.send("ListConfigResources", 0, {})
+        bad = k.send("ListConfigResources", 1, {"ResourceTypes": [32, 0]})
+    assert groups_only["ErrorCode"] == 0
+    assert {"Name": configured, "Type": 32} in [{"Name": r["Name"], "Type": r["Type"]}
+                                                 for r in groups_only["ConfigResources"]]
+    assert {r["Type"] for r in groups_only["ConfigResources"]} == {32}
+    listed = [(r["Name"], r["Type"]) for r in everything["ConfigResources"]]
+    assert (configured, 32) in listed and (node, 8) in listed and (node, 4) in listed, listed
+    assert listed.index((configured, 32)) < listed.index((node, 8)) < listed.index((node, 4))
+    assert (v0["ErrorCode"], v0["ConfigResources"]) == (0, [])
+    assert (bad["ErrorCode"], bad["ConfigResources"]) == (35, [])  # UNSUPPORTED_VERSION

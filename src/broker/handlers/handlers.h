@@ -84,6 +84,8 @@
 #include "protocol/gen/end_txn_response.h"
 #include "protocol/gen/describe_transactions_request.h"
 #include "protocol/gen/describe_transactions_response.h"
+#include "protocol/gen/list_config_resources_request.h"
+#include "protocol/gen/list_config_resources_response.h"
 #include "protocol/gen/list_transactions_request.h"
 #include "protocol/gen/list_transactions_response.h"
 #include "protocol/gen/write_txn_markers_request.h"
@@ -160,6 +162,7 @@ WEIR_HANDLER(WriteTxnMarkers, 1, 2);
 WEIR_HANDLER(ElectLeaders, 0, 2);
 WEIR_HANDLER(AlterPartitionReassignments, 0, 1);
 WEIR_HANDLER(ListPartitionReassignments, 0, 0);
+WEIR_HANDLER(ListConfigResources, 0, 1);
 
 #undef WEIR_HANDLER
 

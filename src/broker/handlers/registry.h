@@ -21,7 +21,8 @@ using AllHandlers = std::tuple<ProduceHandler, FetchHandler, ListOffsetsHandler,
                                DescribeProducersHandler, DescribeTopicPartitionsHandler, AddPartitionsToTxnHandler,
                                AddOffsetsToTxnHandler, EndTxnHandler, DescribeTransactionsHandler,
                                ListTransactionsHandler, WriteTxnMarkersHandler, ElectLeadersHandler,
-                               AlterPartitionReassignmentsHandler, ListPartitionReassignmentsHandler>;
+                               AlterPartitionReassignmentsHandler, ListPartitionReassignmentsHandler,
+                               ListConfigResourcesHandler>;
 
 struct ServedApi {
   std::int16_t key;

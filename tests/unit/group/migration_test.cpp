@@ -503,6 +503,100 @@ TEST(MigrationDowngrade, AConsumerMemberWhoseSessionExpiresAlsoDowngrades) {
   EXPECT_EQ(h.coordinator.group(kGroup)->size(), 2u);
 }
 
+// A static consumer-protocol member, the group's last, leaves for a restart (epoch -2) and comes
+// back as a classic member with the same instance id: the group turns classic with the newcomer
+// added last in its predecessor's place (Kafka's validateOnlineDowngradeWithReplacedMember).
+struct StaticReplacement {
+  std::string consumer_id;
+  std::int32_t epoch = 0;
+};
+
+StaticReplacement static_consumer_member_left(MigrationHarness& h) {
+  p::ConsumerGroupHeartbeatRequest req;
+  req.group_id = kGroup;
+  req.member_epoch = 0;
+  req.instance_id = "host-s";
+  req.rebalance_timeout_ms = 30000;
+  req.subscribed_topic_names = std::vector<std::string>{"orders"};
+  req.topic_partitions.emplace();
+  auto joined = h.consumer_send(req);
+  EXPECT_EQ(joined.error_code, 0);
+  StaticReplacement out{joined.member_id.value_or(""), h.consumer_group()->group_epoch()};
+  p::ConsumerGroupHeartbeatRequest leave;
+  leave.group_id = kGroup;
+  leave.member_id = out.consumer_id;
+  leave.instance_id = "host-s";
+  leave.member_epoch = -2;
+  EXPECT_EQ(h.consumer_send(leave).error_code, 0);
+  return out;
+}
+
+// The classic member with the static consumer member's instance id joins; its member id ("" if
+// the join failed).
+std::string classic_replacement_joins(MigrationHarness& h) {
+  JoinOptions o = MigrationHarness::classic();
+  o.instance_id = "host-s";
+  auto j = h.join(kGroup, o);
+  EXPECT_TRUE(j.has_value());
+  if (!j) return {};
+  EXPECT_EQ(j->response.error_code, 0);
+  EXPECT_EQ(j->response.protocol_name, "range");
+  return j->response.member_id;
+}
+
+TEST(MigrationDowngrade, AStaticClassicMemberReplacingTheLastConsumerMemberTurnsTheGroupClassic) {
+  MigrationHarness h;
+  h.stable_classic_group();
+  const StaticReplacement s = static_consumer_member_left(h);
+  ASSERT_NE(h.consumer_group(), nullptr);
+  const std::int32_t epoch = h.consumer_group()->group_epoch();
+  const std::size_t before = h.records.size();
+  const std::string new_id = classic_replacement_joins(h);
+  ASSERT_FALSE(new_id.empty());
+  EXPECT_NE(new_id, s.consumer_id);
+  EXPECT_EQ(h.consumer_group(), nullptr);
+  const ClassicGroup* g = h.coordinator.group(kGroup);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->state(), GroupState::kPreparingRebalance);
+  EXPECT_EQ(g->generation_id(), epoch);
+  EXPECT_EQ(g->size(), 3u);
+  EXPECT_TRUE(g->members().contains(new_id));
+  EXPECT_NE(g->leader_id(), new_id);
+  // The replacement (tombstones of the old member, records of the new), then the consumer
+  // group's tombstones, then the classic group's metadata.
+  const auto types = h.record_types(before);
+  ASSERT_GE(types.size(), 7u);
+  EXPECT_EQ(std::vector<std::int16_t>(types.begin(), types.begin() + 6), (std::vector<std::int16_t>{8, 7, 5, 5, 7, 8}));
+  EXPECT_EQ(types.back(), 2);
+  GroupCoordinator fresh = h.replayed();
+  EXPECT_TRUE(fresh.consumer_groups().groups().empty());
+  ASSERT_NE(fresh.group(kGroup), nullptr);
+  EXPECT_EQ(fresh.group(kGroup)->size(), 3u);
+  EXPECT_TRUE(fresh.group(kGroup)->members().contains(new_id));
+}
+
+TEST(MigrationDowngrade, AStaticClassicReplacementKeepsTheConsumerGroupWhileAnotherConsumerMemberStays) {
+  MigrationHarness h;
+  h.stable_classic_group();
+  ASSERT_EQ(h.consumer_join().error_code, 0);
+  static_consumer_member_left(h);
+  const std::string new_id = classic_replacement_joins(h);
+  ASSERT_NE(h.consumer_group(), nullptr);
+  EXPECT_EQ(h.consumer_group()->static_member("host-s")->member_id, new_id);
+  EXPECT_EQ(h.coordinator.group(kGroup), nullptr);
+}
+
+TEST(MigrationDowngrade, AStaticClassicReplacementUnderTheUpgradeOnlyPolicyKeepsTheConsumerGroup) {
+  GroupConfig c = MigrationHarness::config_for_tests();
+  c.consumer.migration_policy = MigrationPolicy::kUpgrade;
+  MigrationHarness h(c);
+  h.stable_classic_group();
+  static_consumer_member_left(h);
+  EXPECT_FALSE(classic_replacement_joins(h).empty());
+  ASSERT_NE(h.consumer_group(), nullptr);
+  EXPECT_EQ(h.consumer_group()->members().size(), 3u);
+}
+
 TEST(MigrationDowngrade, UpgradeOnlyPolicyKeepsTheConsumerGroup) {
   GroupConfig c = MigrationHarness::config_for_tests();
   c.consumer.migration_policy = MigrationPolicy::kUpgrade;
