@@ -143,8 +143,8 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
 
 Status<storage::Errc> ProducerStateManager::take_snapshot(storage::PartitionLog& log) {
   const std::int64_t offset = log.log_end_offset();
-  // At or below the log start a snapshot describes nothing and the next load deletes it (an
-  // empty log's, at shutdown); Kafka does not take one there either.
+  // At or below the log start a snapshot describes nothing and the next load deletes it. An
+  // empty log (Kafka takes none for one either) would otherwise leave one at every shutdown.
   if (offset <= log.log_start_offset()) return {};
   if (std::binary_search(snapshots_.begin(), snapshots_.end(), offset)) return {};
   auto ok = write_snapshot(log, offset);
