@@ -507,6 +507,8 @@ std::string Broker::open_log_dir() {
     flush_queue_us_.observe(static_cast<std::uint64_t>(std::max<std::int64_t>(queued_us, 0)));
     flush_cycle_us_.observe(static_cast<std::uint64_t>(std::max<std::int64_t>(cycle_us, 0)));
   };
+  // Every file the flusher syncs is a partition's, in the log dir.
+  flush_options.syncfs_dirs = {fs::path(config_.log_dir)};
   flusher_ = std::make_unique<storage::Flusher>(*log_files_, std::move(flush_options));
   flusher_->start();
   partitions_->start(*flusher_, flush_on_acks_all_);

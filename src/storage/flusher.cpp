@@ -1,6 +1,13 @@
 #include "storage/flusher.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <map>
+#include <set>
 
 #include "base/assert.h"
 #include "base/log.h"
@@ -22,6 +29,7 @@ void Flusher::start() {
     pool_stopping_ = false;
     generation = pool_generation_;  // a restarted flusher's helpers must not take an old list for new work
   }
+  open_syncfs_dirs();
   for (std::size_t i = 1; i < options_.sync_threads; ++i) {
     helpers_.emplace_back([this, generation] { helper_loop(generation); });
   }
@@ -43,8 +51,51 @@ void Flusher::stop() {
   pool_wake_.notify_all();
   for (auto& h : helpers_) h.join();
   helpers_.clear();
+  for (int fd : syncfs_fds_) ::close(fd);
+  syncfs_fds_.clear();
   std::lock_guard lock(mutex_);
   running_ = false;
+}
+
+void Flusher::open_syncfs_dirs() {
+  std::set<dev_t> devices;
+  for (const auto& dir : options_.syncfs_dirs) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+      const int error = errno;
+      if (fd >= 0) ::close(fd);
+      // Without every file system covered a syncfs could miss files: sync file by file.
+      log::get("storage")->warn("event=syncfs_unavailable {} {}", log::kv("dir", dir.string()),
+                                log::kv("error", std::strerror(error)));
+      for (int open_fd : syncfs_fds_) ::close(open_fd);
+      syncfs_fds_.clear();
+      return;
+    }
+    if (devices.insert(st.st_dev).second) {
+      syncfs_fds_.push_back(fd);
+    } else {
+      ::close(fd);
+    }
+  }
+}
+
+bool Flusher::sync_filesystems() {
+  for (int fd : syncfs_fds_) {
+    const int rc = options_.syncfs ? options_.syncfs(fd) : ::syncfs(fd);
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.filesystem_syncs;
+    }
+    if (rc != 0) {
+      const int error = errno;
+      log::get("storage")->error("event=syncfs_failed {} action=sync_each_file_from_now_on",
+                                 log::kv("error", std::strerror(error)));
+      syncfs_failed_ = true;
+      return false;
+    }
+  }
+  return true;
 }
 
 void Flusher::helper_loop(std::uint64_t seen) {
@@ -143,9 +194,13 @@ void Flusher::run_cycle(std::vector<Request>& requests) {
   list.reserve(files.size());
   for (auto& [file, entry] : files) list.push_back(&entry);
   failed_syncs_in_cycle_ = 0;
-  sync_files(list);
+  // syncfs makes file data and directory entries durable alike.
+  const bool whole_filesystems = !syncfs_fds_.empty() && !syncfs_failed_ &&
+                                 list.size() >= options_.syncfs_min_files && sync_filesystems();
+  if (!whole_filesystems) sync_files(list);
   std::int64_t failed = failed_syncs_in_cycle_;
   for (auto& [dir, ok_flag] : directories) {
+    if (whole_filesystems) break;
     if (auto ok = fs_.sync_directory(dir); !ok) {
       ok_flag = false;
       ++failed;

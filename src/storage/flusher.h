@@ -8,10 +8,18 @@
 //
 // A cycle with at least Options::parallel_min_files files syncs them from Options::sync_threads
 // threads at once (the flusher thread and helpers it keeps): on ext4 concurrent fdatasyncs share
-// journal commits. bench/flush_bench.cpp measured it on the project's 2-core virtio machine: 64
-// dirty files 8.8 ms sequential, 3.2 ms from 8 threads; 16 files 2.4 ms vs 1.2 ms. syncfs() was
-// faster still on an otherwise idle file system but slower as soon as other (acks=1) data was
-// dirty, which it flushes too (64 files with 4 MiB of such data: 5.1 ms), so it is not used.
+// journal commits. A cycle with at least Options::syncfs_min_files files instead makes the file
+// systems of Options::syncfs_dirs durable with one syncfs(2) each (every file the flusher syncs
+// must lie on one of them): that also flushes unrelated dirty data (other partitions' acks=1
+// writes, other programs), so it only pays with many files. bench/flush_bench.cpp on the
+// project's 2-core virtio machine, 1 KiB appended per file and 4 MiB of unrelated dirty data per
+// cycle (median ms): 16 files 1.5 from 8 threads / 8.4 syncfs; 64 files 4.8 / 4.5; 256 files
+// 22.6 / 12.8; 1,024 files 92.5 / 27.8; 4,096 files 208 / 61.
+//
+// A failed syncfs cannot say which file lost data, and Linux reports a write-back error to each
+// syncfs caller only once: the cycle is then synced file by file (each file reports its own
+// error), and the flusher never uses syncfs again, so that a file whose error the failed syncfs
+// consumed still finds it in its own fdatasync.
 //
 // Callbacks run on the flusher thread; the broker posts them back to the log's owner thread,
 // which calls PartitionLog::mark_synced(token) on success. Keep them short.
@@ -26,6 +34,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -50,15 +59,21 @@ class Flusher {
 
   struct Options {
     std::size_t max_queued_requests = 65536;
-    std::size_t sync_threads = 8;       // threads syncing one cycle's files (1: sequential)
+    std::size_t sync_threads = 16;       // threads syncing one cycle's files (1: sequential)
     std::size_t parallel_min_files = 3;  // fewer files than this are synced sequentially
-    Observer observe{};                  // optional
+    // Directories whose file systems hold every file and directory this flusher syncs; empty:
+    // never syncfs. Opened at start(); one syncfs per distinct file system.
+    std::vector<std::filesystem::path> syncfs_dirs{};
+    std::size_t syncfs_min_files = 256;  // cycles with fewer files sync file by file
+    std::function<int(int fd)> syncfs{};  // tests: stands in for syncfs(2) (0, or -1 and errno)
+    Observer observe{};                   // optional
   };
 
   struct Stats {
     std::int64_t cycles = 0;
     std::int64_t requests = 0;
-    std::int64_t file_syncs = 0;
+    std::int64_t file_syncs = 0;        // files made durable (by fdatasync or a syncfs)
+    std::int64_t filesystem_syncs = 0;  // syncfs calls
     std::int64_t directory_syncs = 0;
     std::int64_t failed_syncs = 0;
     std::int64_t rejected = 0;       // queue full or not running
@@ -98,6 +113,9 @@ class Flusher {
   void sync_files(std::vector<FileSync*>& list);
   void sync_some(std::vector<FileSync*>& list);  // takes items off next_sync_ until none is left
   void helper_loop(std::uint64_t seen);  // seen: the generation already handled
+  void open_syncfs_dirs();
+  // One syncfs per file system of syncfs_dirs; false (and syncfs off for good) on a failure.
+  bool sync_filesystems();
 
   FileSystem& fs_;
   Options options_;
@@ -120,6 +138,9 @@ class Flusher {
   bool pool_stopping_ = false;
   std::atomic<std::size_t> next_sync_{0};
   std::atomic<std::int64_t> failed_syncs_in_cycle_{0};
+
+  std::vector<int> syncfs_fds_;  // one descriptor per file system of syncfs_dirs; flusher thread
+  bool syncfs_failed_ = false;
 };
 
 }  // namespace weir::storage

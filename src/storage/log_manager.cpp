@@ -230,6 +230,13 @@ std::vector<LogManager::Prepared> LogManager::prepare(const std::vector<std::pai
     auto make = [&]() -> Status<Errc> {
       if (!existed || !fs_.create_directory(dir)) return unexpected(Errc::kStorageError);
       made[i].made_dir = !*existed;
+      if (made[i].made_dir) {
+        // The first (empty) segment now, so that the directory syncs below make its files durable
+        // too: otherwise the partition's first acks=all write also syncs the directory. (The
+        // files are empty whatever the topic's index settings; the log opens them later.)
+        auto first = Segment::create(fs_, dir, 0, SegmentConfig{}, clock_.wall_ms());
+        if (!first) return unexpected(first.error());
+      }
       if (auto ok = write_partition_metadata(fs_, dir / kPartitionMetadataFile, topic_id); !ok) return ok;
       // Only in a directory made here: one a crash left behind may hold a log already.
       if (i < leader_epochs.size() && leader_epochs[i] >= 0 && made[i].made_dir) {

@@ -1,8 +1,10 @@
 #include "storage/flusher.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -261,6 +263,101 @@ TEST_F(FlusherTest, ARestartedFlusherStillSyncsManyFilesInParallel) {
     flusher.stop();
   }
   for (PartitionLog* log : many) EXPECT_EQ(log->recovery_point(), log->log_end_offset());
+}
+
+// Runs one cycle holding `first` (held at its sync until `many` are queued behind it), then one
+// cycle with every log of `many`; returns when all callbacks ran, each expecting success.
+void two_cycles(Flusher& flusher, FaultInjectingFileSystem& fs, PartitionLog& first,
+                const std::vector<PartitionLog*>& many) {
+  SyncGate gate;
+  std::atomic<bool> gate_armed{true};
+  fs.set_sync_hook([&] {
+    if (gate_armed.exchange(false)) gate.hold();
+  });
+  std::promise<void> first_done;
+  ASSERT_TRUE(flusher.submit(first.prepare_sync(), [&](Status<Errc> r) {
+    EXPECT_TRUE(r.has_value());
+    first_done.set_value();
+  }));
+  gate.wait_until_held();
+  std::atomic<std::size_t> completed{0};
+  std::promise<void> all_done;
+  std::vector<SyncToken> tokens;
+  for (PartitionLog* log : many) {
+    tokens.push_back(log->prepare_sync());
+    ASSERT_TRUE(flusher.submit(tokens.back(), [&](Status<Errc> r) {
+      EXPECT_TRUE(r.has_value());
+      if (++completed == many.size()) all_done.set_value();
+    }));
+  }
+  gate.release();
+  first_done.get_future().wait();
+  all_done.get_future().wait();
+  fs.set_sync_hook({});
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    many[i]->mark_synced(tokens[i]);
+    EXPECT_EQ(many[i]->recovery_point(), many[i]->log_end_offset());
+  }
+}
+
+TEST_F(FlusherTest, ACycleWithManyFilesSyncsTheirFileSystemOnce) {
+  std::vector<PartitionLog*> many;
+  for (int i = 0; i < 6; ++i) {
+    many.push_back(&make_log(i));
+    append(*many.back());
+  }
+  PartitionLog& first = make_log(99);
+  append(first);
+  std::atomic<int> syncfs_calls{0};
+  Flusher flusher(fs, Flusher::Options{.syncfs_dirs = {tmp.path(), tmp.path() / "t-0"},
+                                       .syncfs_min_files = 4,
+                                       .syncfs = [&](int fd) {
+                                         ++syncfs_calls;
+                                         return ::syncfs(fd);
+                                       }});
+  flusher.start();
+  const std::int64_t before = fs.file_syncs();  // creating the logs synced files too
+  two_cycles(flusher, fs, first, many);
+  const std::int64_t per_file = fs.file_syncs() - before;
+  EXPECT_GE(per_file, 1) << "the first cycle had one log: synced file by file";
+  EXPECT_EQ(syncfs_calls.load(), 1) << "one file system, named twice";
+  EXPECT_EQ(flusher.stats().filesystem_syncs, 1);
+  EXPECT_EQ(flusher.stats().cycles, 2);
+  append(first);
+  for (PartitionLog* log : many) append(*log);
+  two_cycles(flusher, fs, first, many);
+  EXPECT_EQ(syncfs_calls.load(), 2);
+  EXPECT_EQ(fs.file_syncs() - before, 2 * per_file) << "only the one-log cycles synced files";
+}
+
+TEST_F(FlusherTest, AFailedSyncfsSyncsEachFileAndIsNotUsedAgain) {
+  std::vector<PartitionLog*> many;
+  for (int i = 0; i < 6; ++i) {
+    many.push_back(&make_log(i));
+    append(*many.back());
+  }
+  PartitionLog& first = make_log(99);
+  append(first);
+  std::atomic<int> syncfs_calls{0};
+  Flusher flusher(fs, Flusher::Options{.syncfs_dirs = {tmp.path()},
+                                       .syncfs_min_files = 4,
+                                       .syncfs = [&](int) {
+                                         ++syncfs_calls;
+                                         errno = EIO;
+                                         return -1;
+                                       }});
+  flusher.start();
+  const std::int64_t before = fs.file_syncs();
+  two_cycles(flusher, fs, first, many);
+  EXPECT_EQ(syncfs_calls.load(), 1);
+  const std::int64_t after_first_round = fs.file_syncs();
+  EXPECT_GE(after_first_round - before, 7) << "each log's file, synced after the failed syncfs";
+  append(first);
+  for (PartitionLog* log : many) append(*log);
+  two_cycles(flusher, fs, first, many);
+  EXPECT_EQ(syncfs_calls.load(), 1) << "syncfs is not tried again";
+  EXPECT_GE(fs.file_syncs() - after_first_round, 7);
+  EXPECT_EQ(flusher.stats().failed_syncs, 0) << "every file's own sync succeeded";
 }
 
 TEST_F(FlusherTest, QueueIsBoundedAndStopFinishesQueuedRequests) {

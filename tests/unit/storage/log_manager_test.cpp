@@ -174,6 +174,22 @@ TEST_F(LogManagerTest, APreparedPartitionThisBrokerLeadsStartsItsLeaderEpochAtOf
   EXPECT_EQ(text("a-0/leader-epoch-checkpoint"), "0\n1\n3 0\n");
 }
 
+TEST_F(LogManagerTest, ANewPartitionsFirstSegmentIsDurableBeforeItsFirstWrite) {
+  PartitionLog& log = create({"a", 0});
+  for (const char* name : {"00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir() / "a-0" / name)) << name;
+  }
+  append(log, 3);
+  const SyncToken token = log.prepare_sync();
+  EXPECT_FALSE(token.files.empty());
+  EXPECT_TRUE(token.directories.empty()) << "the directory was synced when the partition was made";
+  // A partition whose directory a crash left behind (not made by prepare) still syncs it.
+  std::filesystem::create_directories(dir() / "b-0");
+  PartitionLog& b = create({"b", 0});
+  append(b, 1);
+  EXPECT_FALSE(b.prepare_sync().directories.empty());
+}
+
 TEST_F(LogManagerTest, LogsLoadedFromSeveralThreadsAreTheSameAsFromOne) {
   for (int i = 0; i < 40; ++i) append(create({"t", i}), i % 7 + 1);
   ASSERT_TRUE(manager->close().has_value());
