@@ -45,16 +45,6 @@ public final class HashVectors {
                     Long.parseUnsignedLong(text.substring(colon + 1), 16));
   }
 
-  static Map<String, String> options(String[] words, int from) {
-    Map<String, String> out = new HashMap<>();
-    for (int i = from; i < words.length; i++) {
-      int eq = words[i].indexOf('=');
-      if (eq < 0) throw new IllegalArgumentException("expected key=value: " + words[i]);
-      out.put(words[i].substring(0, eq), words[i].substring(eq + 1));
-    }
-    return out;
-  }
-
   static List<Integer> ints(String csv) {
     List<Integer> out = new ArrayList<>();
     if (csv.isEmpty()) return out;
@@ -109,17 +99,15 @@ public final class HashVectors {
       String[] w = line.split("\\s+");
       switch (w[0]) {
         case "broker": {
-          Map<String, String> o = options(w, 2);
           RegisterBrokerRecord r = new RegisterBrokerRecord().setBrokerId(Integer.parseInt(w[1]))
               .setIncarnationId(Uuid.randomUuid()).setBrokerEpoch(1).setFenced(false);
           // Without broker.rack a broker registers a null rack (the record's default is "").
-          r.setRack(o.get("rack"));
+          r.setRack(w.length > 2 ? w[2] : null);
           delta.replay(r);
           break;
         }
         case "topic": {
-          Map<String, String> o = options(w, 4);
-          replayTopic(delta, w[1], uuid(w[2]), Integer.parseInt(w[3]), o.get("replicas"));
+          replayTopic(delta, w[1], uuid(w[2]), Integer.parseInt(w[3]), w.length > 4 ? w[4] : null);
           topics.add(w[1]);
           break;
         }

@@ -50,9 +50,8 @@ class ConsumerHarness {
     return r.response;
   }
 
-  // A regular heartbeat reporting `owned` (nullopt: not reported).
-  p::ConsumerGroupHeartbeatResponse beat(const std::string& member_id, std::int32_t epoch,
-                                         std::optional<TopicPartitionSet> owned) {
+  // A regular heartbeat that reports nothing.
+  static p::ConsumerGroupHeartbeatRequest beat_request(const std::string& member_id, std::int32_t epoch) {
     p::ConsumerGroupHeartbeatRequest req;
     req.group_id = kGroup;
     req.member_id = member_id;
@@ -61,6 +60,13 @@ class ConsumerHarness {
     req.rack_id = std::nullopt;
     req.subscribed_topic_regex = std::nullopt;
     req.server_assignor = std::nullopt;
+    return req;
+  }
+
+  // A regular heartbeat reporting `owned` (nullopt: not reported).
+  p::ConsumerGroupHeartbeatResponse beat(const std::string& member_id, std::int32_t epoch,
+                                         std::optional<TopicPartitionSet> owned) {
+    p::ConsumerGroupHeartbeatRequest req = beat_request(member_id, epoch);
     if (owned) {
       req.topic_partitions.emplace();
       for (const auto& [t, ps] : *owned) {
@@ -869,16 +875,14 @@ std::int64_t kafka_hash(const TopicImage& topics, const std::vector<std::string>
   return group_hash(hashes);
 }
 
-p::ConsumerGroupHeartbeatRequest plain_beat(const std::string& member_id, std::int32_t epoch) {
-  p::ConsumerGroupHeartbeatRequest beat;
-  beat.group_id = kGroup;
-  beat.member_id = member_id;
-  beat.member_epoch = epoch;
-  beat.instance_id = std::nullopt;
-  beat.rack_id = std::nullopt;
-  beat.subscribed_topic_regex = std::nullopt;
-  beat.server_assignor = std::nullopt;
-  return beat;
+// Loads `log` into `c` as at start; false when a record does not replay.
+bool replay_all(GroupCoordinator& c, const std::vector<Record>& log) {
+  for (const Record& rec : log) {
+    std::optional<std::span<const std::uint8_t>> value;
+    if (rec.value) value = std::span<const std::uint8_t>(*rec.value);
+    if (!c.replay(rec.key, value).has_value()) return false;
+  }
+  return true;
 }
 
 std::int64_t hash_in_last_epoch_record(const std::vector<Record>& records) {
@@ -956,17 +960,13 @@ TEST(ConsumerGroupMetadataHash, ALoadedGroupComputesItsHashOnItsFirstHeartbeat) 
 
   // Loaded where orders has grown, with the image at the same version.
   GroupCoordinator fresh(ConsumerHarness::config_for_tests());
-  for (const Record& rec : h.records) {
-    std::optional<std::span<const std::uint8_t>> value;
-    if (rec.value) value = std::span<const std::uint8_t>(*rec.value);
-    ASSERT_TRUE(fresh.replay(rec.key, value).has_value());
-  }
+  ASSERT_TRUE(replay_all(fresh, h.records));
   fresh.finish_replay(h.clock.now_ms());
   TopicImage grown = h.topics;
   grown.add_topic("orders", ConsumerHarness::kOrders, 8);
   fresh.set_topic_image(&grown);
-  auto b =
-      fresh.consumer_group_heartbeat(plain_beat(id, 1), 0, ClientInfo{"client", "/10.0.0.1"}, grown, h.clock.now_ms());
+  auto b = fresh.consumer_group_heartbeat(ConsumerHarness::beat_request(id, 1), 0, ClientInfo{"client", "/10.0.0.1"},
+                                          grown, h.clock.now_ms());
   EXPECT_EQ(b.response.error_code, 0);
   EXPECT_EQ(hash_in_last_epoch_record(b.effects.records), kafka_hash(grown, {"orders"}));
   EXPECT_EQ(fresh.consumer_groups().group(kGroup)->group_epoch(), 2);
@@ -994,16 +994,12 @@ TEST(ConsumerGroupMetadataHash, APartitionMetadataRecordOfAnOlderKafkaIsTombston
   GroupCoordinator fresh(ConsumerHarness::config_for_tests());
   std::vector<Record> log = h.records;
   log.insert(log.begin() + 1, type4);
-  for (const Record& rec : log) {
-    std::optional<std::span<const std::uint8_t>> val;
-    if (rec.value) val = std::span<const std::uint8_t>(*rec.value);
-    ASSERT_TRUE(fresh.replay(rec.key, val).has_value());
-  }
+  ASSERT_TRUE(replay_all(fresh, log));
   fresh.finish_replay(h.clock.now_ms());
   ASSERT_TRUE(fresh.consumer_groups().group(kGroup)->has_partition_metadata_record());
   fresh.set_topic_image(&h.topics);
-  auto b = fresh.consumer_group_heartbeat(plain_beat(id, 1), 0, ClientInfo{"client", "/10.0.0.1"}, h.topics,
-                                          h.clock.now_ms());
+  auto b = fresh.consumer_group_heartbeat(ConsumerHarness::beat_request(id, 1), 0, ClientInfo{"client", "/10.0.0.1"},
+                                          h.topics, h.clock.now_ms());
   EXPECT_EQ(b.response.error_code, 0);
   // The hash is unchanged, so only the tombstone.
   ASSERT_EQ(b.effects.records.size(), 1u);

@@ -29,16 +29,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::map<std::string, std::string> options(const std::vector<std::string>& words, std::size_t from) {
-  std::map<std::string, std::string> out;
-  for (std::size_t i = from; i < words.size(); ++i) {
-    const auto eq = words[i].find('=');
-    if (eq == std::string::npos) throw std::runtime_error("expected key=value: " + words[i]);
-    out[words[i].substr(0, eq)] = words[i].substr(eq + 1);
-  }
-  return out;
-}
-
 Uuid hex_uuid(const std::string& text) {
   const auto colon = text.find(':');
   return Uuid(std::stoull(text.substr(0, colon), nullptr, 16), std::stoull(text.substr(colon + 1), nullptr, 16));
@@ -68,15 +58,12 @@ std::string run_cases(const std::string& cases) {
     for (std::string word; words >> word;) w.push_back(word);
     if (w.empty()) continue;
     if (w[0] == "broker") {
-      const auto o = options(w, 2);
-      auto rack = o.find("rack");
-      brokers[std::stoi(w[1])] = rack == o.end() ? std::nullopt : std::optional<std::string>(rack->second);
+      brokers[std::stoi(w[1])] = w.size() > 2 ? std::optional<std::string>(w[2]) : std::nullopt;
     } else if (w[0] == "topic") {
-      const auto o = options(w, 4);
       const std::int32_t partitions = std::stoi(w[3]);
       std::vector<std::vector<std::string>> racks(static_cast<std::size_t>(partitions));
-      if (auto r = o.find("replicas"); r != o.end()) {
-        const auto per_partition = split(r->second, '/');
+      if (w.size() > 4) {
+        const auto per_partition = split(w[4], '/');
         for (std::size_t p = 0; p < per_partition.size() && p < racks.size(); ++p) {
           for (const std::string& replica : split(per_partition[p], ',')) {
             auto b = brokers.find(std::stoi(replica));
