@@ -5,11 +5,12 @@ ModernGroup.computeMetadataHash give for the table tests/data/metadata_hash_case
 (tests/java/HashVectors.java); the unit test MetadataHashGolden compares weir's hashes with it.
 Here the file is made again with Kafka's classes and must equal the committed one.
 
-Then, on weir and on Kafka: a consumer-protocol member joins a group on a new topic, and the
-MetadataHash of the group's ConsumerGroupMetadata records in `__consumer_offsets`, as
-`kafka-dump-log --offsets-decoder` prints them, is what Kafka's formula gives for that broker's
-own topic id (the ids differ between the brokers, so the hashes do too), and the record of the
-last member's departure carries 0 (no topic is subscribed any more).
+Then, on weir and on Kafka: a consumer-protocol member joins a group on a new topic of 3
+partitions, the topic grows to 5, the member leaves. The MetadataHash of the group's
+ConsumerGroupMetadata records in `__consumer_offsets`, as `kafka-dump-log --offsets-decoder`
+prints them, is what Kafka's formula gives for that broker's own topic id (the ids differ between
+the brokers, so the hashes do too): the join's epoch with 3 partitions, one bump with 5, and 0 at
+the departure (no topic is subscribed any more).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from harness.kafka_hash import partition_for
 from harness.paths import ROOT, kafka_classpath_file
 
 PARTITIONS = 3
+GROWN = 5
 
 
 def java(*args: str) -> subprocess.CompletedProcess:
@@ -73,28 +75,37 @@ def recorded_hashes(broker, group: str) -> list[int]:
 
 
 @pytest.mark.timeout(180)
-def test_the_recorded_metadata_hash_is_kafkas_for_the_brokers_topic(broker, topic_name):
+def test_the_recorded_metadata_hash_is_kafkas_and_follows_the_topics_partitions(broker, topic_name):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic_name, num_partitions=PARTITIONS, replication_factor=1)])[topic_name].result(30)
     group = f"g-{topic_name}"
     member = Member(broker, group, topic_name, "member-1")
     try:
-        def owns_everything():
-            member.poll()
-            return member.owned == set(range(PARTITIONS))
-        wait_for("the member to own every partition", owns_everything, 60)
+        def owns(n: int):
+            def check():
+                member.poll()
+                return member.owned == set(range(n))
+            return check
+        wait_for("the member to own every partition", owns(PARTITIONS), 60)
+        run_tool("kafka-topics", "--alter", "--topic", topic_name, "--partitions", str(GROWN),
+                 bootstrap=broker).check()
+        wait_for("the member to own the new partitions too", owns(GROWN), 60)
     finally:
         member.close(commit=False)
 
-    r = java("group", f"{topic_name}:{topic_id(broker, topic_name)}:{PARTITIONS}")
-    assert r.returncode == 0, r.stderr
-    want = int(r.stdout.strip())
-    assert want != 0
+    tid = topic_id(broker, topic_name)
+    want = []
+    for n in (PARTITIONS, GROWN):
+        r = java("group", f"{topic_name}:{tid}:{n}")
+        assert r.returncode == 0, r.stderr
+        want.append(int(r.stdout.strip()))
+    assert 0 not in want and want[0] != want[1]
     hashes = []
 
     def recorded():
         hashes[:] = recorded_hashes(broker, group)
-        return len(hashes) >= 2  # the join's epoch, then the one its departure bumps
+        return len(hashes) >= 3  # the join's epoch, the new partitions', the departure's
     wait_for("the group's epoch records in __consumer_offsets", recorded, 30)
-    # The join's epoch carries the topic's hash; the departure's none: no member subscribes.
-    assert hashes == [want, 0]
+    # The join's epoch carries the topic's hash, the new partitions bump it with the new hash,
+    # and the departure's carries none: no member subscribes.
+    assert hashes == [want[0], want[1], 0]
