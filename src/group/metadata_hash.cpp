@@ -20,24 +20,30 @@ std::optional<std::pair<char32_t, std::size_t>> decode_utf8(std::string_view s, 
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
   const unsigned char lead = b(0);
   if (lead < 0x80) return std::pair{char32_t{lead}, std::size_t{1}};
-  std::size_t n = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
+  // Sequence length, the lead byte's payload bits, and the least code point of that length.
+  struct Form {
+    std::size_t n;
+    unsigned char mask;
+    char32_t min;
+  };
+  Form f{};
   if ((lead & 0xE0) == 0xC0) {
-    n = 2, cp = lead & 0x1F, min = 0x80;
+    f = {2, 0x1F, 0x80};
   } else if ((lead & 0xF0) == 0xE0) {
-    n = 3, cp = lead & 0x0F, min = 0x800;
+    f = {3, 0x0F, 0x800};
   } else if ((lead & 0xF8) == 0xF0) {
-    n = 4, cp = lead & 0x07, min = 0x10000;
+    f = {4, 0x07, 0x10000};
   } else {
     return std::nullopt;
   }
+  const std::size_t n = f.n;
+  char32_t cp = lead & f.mask;
   if (i + n > s.size()) return std::nullopt;
   for (std::size_t k = 1; k < n; ++k) {
     if ((b(k) & 0xC0) != 0x80) return std::nullopt;
     cp = (cp << 6) | (b(k) & 0x3F);
   }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+  if (cp < f.min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
   return std::pair{cp, n};
 }
 
@@ -135,7 +141,7 @@ std::int64_t TopicHashCache::hash(const TopicImage::Topic& topic) {
   auto it = entries_.find(topic.name);
   if (it != entries_.end() && it->second.topic == topic) return it->second.hash;
   const std::int64_t h = topic_hash(topic);
-  entries_.insert_or_assign(topic.name, Entry{topic, h});
+  entries_.insert_or_assign(topic.name, Entry{.topic = topic, .hash = h});
   return h;
 }
 
