@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build ccache python3 pkg-config
       libboost1.81-dev libfmt-dev libspdlog-dev libcli11-dev
       zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libssl-dev
-      libgtest-dev libgmock-dev libbenchmark-dev libre2-dev)
+      libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libxxhash-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,7 @@
 #include "base/assert.h"
 #include "group/assignor.h"
 #include "group/current_assignment.h"
+#include "group/metadata_hash.h"
 #include "group/topic_regex.h"
 #include "protocol/consumer_protocol.h"
 
@@ -31,26 +32,6 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 // Kafka's Utils.throwIfEmptyString: a present string that is blank after trimming.
 bool blank(const std::optional<std::string>& s) {
   return s && std::ranges::all_of(*s, [](char c) { return static_cast<unsigned char>(c) <= ' '; });
-}
-
-// weir's fingerprint of the subscribed topics' metadata (FNV-1a over name, id, partition count).
-std::int64_t metadata_hash(const std::set<std::string>& names, const TopicImage& topics) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  bool any = false;
-  auto mix = [&](const void* data, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-  };
-  for (const std::string& name : names) {
-    const TopicImage::Topic* t = topics.by_name(name);
-    if (t == nullptr) continue;
-    any = true;
-    mix(name.data(), name.size());
-    const std::string id = t->id.to_string();
-    mix(id.data(), id.size());
-    mix(&t->partition_count, sizeof t->partition_count);
-  }
-  return any ? static_cast<std::int64_t>(h) : 0;
 }
 
 std::set<Uuid> topic_ids(const std::set<std::string>& names, const TopicImage& topics) {
@@ -96,6 +77,14 @@ class ConsumerGroupCoordinator::Event {
 
   ConsumerGroup& group() { return *group_; }
   bool existed() const { return existed_; }
+  // The metadata hash of the group's subscribed topics now (Kafka's computeMetadataHash).
+  std::int64_t metadata_hash(const TopicImage& topics) {
+    return group::metadata_hash(group_->subscribed_topic_names(), topics, owner_.topic_hashes_);
+  }
+  // Kafka's setMetadataRefreshDeadline: the group's hash is known for this image at its epoch now.
+  void metadata_refreshed(const TopicImage& topics) {
+    owner_.metadata_refreshes_[group_id_] = MetadataRefresh{topics.version(), group_->group_epoch()};
+  }
   std::vector<Record>& records() { return records_; }
 
   void emit(Record r) {
@@ -122,6 +111,7 @@ class ConsumerGroupCoordinator::Event {
       owner_.groups_.insert_or_assign(group_id_, std::move(*group_));
     } else {
       owner_.groups_.erase(group_id_);
+      owner_.metadata_refreshes_.erase(group_id_);
     }
     return std::move(records_);
   }
@@ -309,8 +299,7 @@ void remove_member(ConsumerGroupCoordinator::Event& ev, const std::string& membe
 void fence_member(ConsumerGroupCoordinator::Event& ev, const std::string& member_id, const TopicImage* topics) {
   const std::string gid = ev.group().group_id();
   remove_member(ev, member_id);
-  const std::int64_t hash =
-      topics ? metadata_hash(ev.group().subscribed_topic_names(), *topics) : ev.group().metadata_hash();
+  const std::int64_t hash = topics ? ev.metadata_hash(*topics) : ev.group().metadata_hash();
   ev.emit(consumer_records::group_epoch(gid, ev.group().group_epoch() + 1, hash));
 }
 
@@ -535,7 +524,8 @@ Result<RegexDecision, GroupError> decide_regexes(const ConsumerGroup& g, const C
 
 // Kafka's refreshRegularExpressions then handleRegularExpressionsResult: resolves each regex
 // against every topic (internal ones too), writes the result of each regex still subscribed to,
-// and bumps the group epoch when a regex's topics or the subscribed topics' metadata changed.
+// and bumps the group epoch when a regex's topics or the subscribed topics' metadata changed
+// (the group's metadata then counts as refreshed).
 void resolve_regexes(ConsumerGroupCoordinator::Event& ev, const std::set<std::string>& regexes,
                      const TopicImage& topics) {
   ConsumerGroup& g = ev.group();
@@ -556,9 +546,10 @@ void resolve_regexes(ConsumerGroupCoordinator::Event& ev, const std::set<std::st
     if ((before == nullptr ? std::set<std::string>{} : before->topics) != resolved.topics) bump = true;
     ev.emit(consumer_records::regex(g.group_id(), regex, resolved));
   }
-  const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
+  const std::int64_t hash = ev.metadata_hash(topics);
   if (bump || hash != g.metadata_hash()) {
     ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+    ev.metadata_refreshed(topics);
   }
 }
 
@@ -676,13 +667,20 @@ Result<ConsumerGroupCoordinator::Heartbeat, GroupError> ConsumerGroupCoordinator
   }
   const bool subscription_changed = names_changed || regexes->status != RegexUpdate::kNoChange;
 
-  // 2. The group epoch: bumped by a new group, a change of subscribed names, a regex already
-  // resolved (or dropped), or a change of the subscribed topics' metadata. A regex not resolved
-  // yet bumps it once resolved (step 5).
-  const std::int64_t hash = metadata_hash(g.subscribed_topic_names(), topics);
-  if (g.group_epoch() == 0 || names_changed || regexes->status == RegexUpdate::kUpdatedAndResolved ||
-      hash != g.metadata_hash()) {
-    ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+  // 2. The group epoch (Kafka's updateSubscriptionMetadata): bumped by a new group, a change of
+  // subscribed names or a regex already resolved (or dropped); else, when the group's metadata
+  // refresh is due, by a change of the metadata hash. A regex not resolved yet bumps it once
+  // resolved (step 5). A type 4 record an older Kafka left is tombstoned then.
+  const bool bump = g.group_epoch() == 0 || names_changed || regexes->status == RegexUpdate::kUpdatedAndResolved;
+  if (bump || metadata_refresh_due(g, topics)) {
+    const std::int64_t hash = ev.metadata_hash(topics);
+    if (bump || hash != g.metadata_hash()) {
+      ev.emit(consumer_records::group_epoch(g.group_id(), g.group_epoch() + 1, hash));
+    }
+    ev.metadata_refreshed(topics);
+    if (g.has_partition_metadata_record()) {
+      ev.emit(consumer_records::partition_metadata_tombstone(g.group_id()));
+    }
   }
 
   if (downgrade) return replaced_and_downgraded(ev, member_id, req);
@@ -843,6 +841,7 @@ std::vector<Record> ConsumerGroupCoordinator::delete_records(const ConsumerGroup
 
 void ConsumerGroupCoordinator::observe_topics(const TopicImage& topics) {
   if (observed_version_ == topics.version()) return;
+  topic_hashes_.retain(topics);
   std::set<Uuid> ids;
   for (const auto& [name, t] : topics.topics()) ids.insert(t.id);
   const bool first = !observed_version_.has_value();
@@ -860,6 +859,7 @@ void ConsumerGroupCoordinator::apply(const std::vector<Record>& records) {
     auto ok = replay(type, kr, value);
     WEIR_ASSERT(ok.has_value(), "a record the coordinator wrote does not replay");
   }
+  std::erase_if(metadata_refreshes_, [&](const auto& e) { return !groups_.contains(e.first); });
 }
 
 std::vector<Record> ConsumerGroupCoordinator::tick(const TopicImage* topics, std::int64_t now_ms) {
@@ -908,6 +908,7 @@ Status<ReplayError> ConsumerGroupCoordinator::replay(std::int16_t type, p::Reade
 }
 
 void ConsumerGroupCoordinator::finish_replay(std::int64_t now_ms) {
+  metadata_refreshes_.clear();  // a loaded group refreshes on its first heartbeat
   for (const auto& [gid, g] : groups_) {
     for (const auto& [mid, m] : g.members()) {
       MemberTimers& t = timers_[gid][mid];
@@ -1096,7 +1097,7 @@ Result<std::vector<Record>, GroupError> ConsumerGroupCoordinator::convert_from_c
     ev.emit(consumer_records::member_subscription(gid, m));
     names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
   }
-  ev.emit(consumer_records::group_epoch(gid, generation, metadata_hash(names, topics)));
+  ev.emit(consumer_records::group_epoch(gid, generation, metadata_hash(names, topics, topic_hashes_)));
   for (const ConsumerMember& m : members) {
     ev.emit(consumer_records::target_member(gid, m.member_id, partitions_of(m.assigned)));
   }
@@ -1112,6 +1113,14 @@ Result<std::vector<Record>, GroupError> ConsumerGroupCoordinator::convert_from_c
 void ConsumerGroupCoordinator::forget(const std::string& group_id) {
   groups_.erase(group_id);
   timers_.erase(group_id);
+  metadata_refreshes_.erase(group_id);
+}
+
+bool ConsumerGroupCoordinator::metadata_refresh_due(const ConsumerGroup& g, const TopicImage& topics) const {
+  auto it = metadata_refreshes_.find(g.group_id());
+  // An epoch below the refresh's: the event that refreshed failed, so its refresh did not happen.
+  return it == metadata_refreshes_.end() || it->second.image_version != topics.version() ||
+         g.group_epoch() < it->second.group_epoch;
 }
 
 Result<ClassicJoined, GroupError> ConsumerGroupCoordinator::classic_join(const ClassicJoinRequest& req,
@@ -1269,7 +1278,7 @@ ConsumerGroupCoordinator::LeaveResult ConsumerGroupCoordinator::classic_leave(co
   }
   if (removed) {
     const ConsumerGroup& g = ev.group();
-    const std::int64_t hash = topics ? metadata_hash(g.subscribed_topic_names(), *topics) : g.metadata_hash();
+    const std::int64_t hash = topics ? ev.metadata_hash(*topics) : g.metadata_hash();
     ev.emit(consumer_records::group_epoch(group_id, g.group_epoch() + 1, hash));
   }
   out.records = ev.commit();

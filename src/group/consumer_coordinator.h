@@ -45,11 +45,15 @@
 // reconciled against its predecessor's target unless that target is stale, and joins the classic
 // group last with that target.
 //
-// Departures from Kafka 4.3.1 (not yet done): the metadata hash is weir's
-// own fingerprint of (name, id, partition count) of the subscribed topics, not Kafka's; the
-// assignment is computed in the heartbeat (Kafka 4.3 offloads it to an executor); regexes are
-// resolved without an authorizer's DESCRIBE filter (weir has no ACL enforcement), and over the
-// topics that have partitions.
+// The metadata hash (record 3) is Kafka's (metadata_hash.h). As Kafka, a heartbeat computes it
+// when it bumps the group epoch anyway or when the group's metadata refresh is due: the group's
+// first heartbeat after its creation or load, and the first after the topic image changed (Kafka:
+// after a topic the group subscribes to changed; for the others the hash comes out the same);
+// a changed hash bumps the epoch. Fencing a member and resolving regexes compute it too.
+//
+// Departures from Kafka 4.3.1 (not yet done): the assignment is computed in the heartbeat (Kafka
+// 4.3 offloads it to an executor); regexes are resolved without an authorizer's DESCRIBE filter
+// (weir has no ACL enforcement), and over the topics that have partitions.
 //
 // Single-threaded: owned by one shard.
 #pragma once
@@ -68,6 +72,7 @@
 
 #include "base/result.h"
 #include "group/consumer_group.h"
+#include "group/metadata_hash.h"
 #include "protocol/gen/consumer_group_describe_request.h"
 #include "protocol/gen/consumer_group_describe_response.h"
 #include "protocol/gen/consumer_group_heartbeat_request.h"
@@ -280,8 +285,12 @@ class ConsumerGroupCoordinator {
   void fence_or_downgrade(Event& ev, const std::string& member_id, const TopicImage* topics);
 
   // Kafka's lastMetadataImageWithNewTopics: the version of the first image seen, then of each
-  // image that brought topics the previous one did not have.
+  // image that brought topics the previous one did not have. Forgets the topic hashes of topics
+  // the image does not have.
   void observe_topics(const TopicImage& topics);
+  // Kafka's hasMetadataExpired: the group's metadata hash is due to be computed again on a
+  // heartbeat (never computed since the group was created or loaded, or the image changed since).
+  [[nodiscard]] bool metadata_refresh_due(const ConsumerGroup& g, const TopicImage& topics) const;
 
   // The values in force for one group: its overrides, else the broker's.
   [[nodiscard]] std::int32_t session_timeout_ms(const std::string& group_id) const;
@@ -293,6 +302,14 @@ class ConsumerGroupCoordinator {
   std::optional<std::int64_t> observed_version_;
   std::set<Uuid> observed_topics_;
   std::int64_t last_image_with_new_topics_ = -1;
+  TopicHashCache topic_hashes_;
+  // Kafka's metadataRefreshDeadline (not persisted): by group, the image version and group epoch
+  // of its last metadata refresh.
+  struct MetadataRefresh {
+    std::int64_t image_version = 0;
+    std::int32_t group_epoch = 0;
+  };
+  std::map<std::string, MetadataRefresh> metadata_refreshes_;
   ConsumerGroupConfig config_;
   std::mt19937_64 rng_;
   std::vector<Downgrade> downgrades_;

@@ -24,10 +24,13 @@ namespace p = weir::protocol;
 
 // ---- TopicImage ---------------------------------------------------------------------------
 
-void TopicImage::add_topic(std::string name, Uuid id, std::int32_t partition_count) {
+void TopicImage::add_topic(std::string name, Uuid id, std::int32_t partition_count,
+                           std::vector<std::vector<std::string>> partition_racks) {
   WEIR_ASSERT(partition_count > 0, "topic {} with {} partitions", name, partition_count);
+  WEIR_ASSERT(partition_racks.size() <= static_cast<std::size_t>(partition_count),
+              "topic {}: racks for {} of {} partitions", name, partition_racks.size(), partition_count);
   names_[id] = name;
-  by_name_[name] = Topic{id, name, partition_count};
+  by_name_[name] = Topic{id, name, partition_count, std::move(partition_racks)};
 }
 
 const TopicImage::Topic* TopicImage::by_name(std::string_view name) const {
@@ -508,8 +511,18 @@ Status<ReplayError> replay_consumer_record(std::map<std::string, ConsumerGroup>&
       group_for(groups, k.group_id).apply_group_epoch(std::pair{v.epoch, v.metadata_hash});
       return {};
     }
-    case ConsumerRecordType::kPartitionMetadata:
-      return {};  // 4.3 writes none (only its tombstone); accepted so that a load does not fail
+    case ConsumerRecordType::kPartitionMetadata: {
+      // 4.3 writes only its tombstone; of one an older Kafka wrote, only its presence counts.
+      p::ConsumerGroupPartitionMetadataKey k;
+      k.decode(kr, 0);
+      if (!key_done()) return unexpected(ReplayError::kMalformedKey);
+      if (value) {
+        group_for(groups, k.group_id).apply_partition_metadata(true);
+      } else if (auto it = groups.find(k.group_id); it != groups.end()) {
+        it->second.apply_partition_metadata(false);
+      }
+      return {};
+    }
     case ConsumerRecordType::kRegularExpression: {
       p::ConsumerGroupRegularExpressionKey k;
       k.decode(kr, 0);

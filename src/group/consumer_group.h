@@ -7,7 +7,9 @@
 // Records (Kafka 4.3.1's layouts; key = int16 record type + key struct v0 (not flexible),
 // value = int16 version 0 + flexible value struct, tombstone = no value):
 //   type 3  ConsumerGroupMetadata               group          -> epoch, metadata hash (tag 0)
-//   type 4  ConsumerGroupPartitionMetadata      group          -> replayed and ignored (4.3 writes none)
+//   type 4  ConsumerGroupPartitionMetadata      group          -> only whether one is live (4.3 writes
+//                                                                none; its next metadata refresh
+//                                                                tombstones one an older Kafka wrote)
 //   type 5  ConsumerGroupMemberMetadata         group, member  -> subscription (names sorted)
 //   type 6  ConsumerGroupTargetAssignmentMetadata group        -> assignment epoch, timestamp (tag 0)
 //   type 7  ConsumerGroupTargetAssignmentMember group, member  -> target partitions
@@ -56,9 +58,14 @@ class TopicImage {
     Uuid id;
     std::string name;
     std::int32_t partition_count = 0;
+    // Per partition, the racks of its replicas (one per replica whose broker has a rack); empty
+    // when the host knows no racks. The metadata hash covers them (metadata_hash.h).
+    std::vector<std::vector<std::string>> partition_racks;
+    bool operator==(const Topic&) const = default;
   };
 
-  void add_topic(std::string name, Uuid id, std::int32_t partition_count);
+  void add_topic(std::string name, Uuid id, std::int32_t partition_count,
+                 std::vector<std::vector<std::string>> partition_racks = {});
   [[nodiscard]] const Topic* by_name(std::string_view name) const;
   [[nodiscard]] const Topic* by_id(const Uuid& id) const;
   // Every topic, by name.
@@ -150,6 +157,8 @@ class ConsumerGroup {
   [[nodiscard]] const std::string& group_id() const { return group_id_; }
   [[nodiscard]] std::int32_t group_epoch() const { return group_epoch_; }
   [[nodiscard]] std::int64_t metadata_hash() const { return metadata_hash_; }
+  // A type 4 record is live (Kafka's hasSubscriptionMetadataRecord).
+  [[nodiscard]] bool has_partition_metadata_record() const { return has_partition_metadata_record_; }
   [[nodiscard]] std::int32_t assignment_epoch() const { return assignment_epoch_; }
   [[nodiscard]] std::int64_t assignment_timestamp_ms() const { return assignment_timestamp_ms_; }
   [[nodiscard]] const std::map<std::string, ConsumerMember>& members() const { return members_; }
@@ -184,6 +193,7 @@ class ConsumerGroup {
   // Record application: the only way the group changes. Each takes a decoded value, or nullopt
   // for a tombstone.
   void apply_group_epoch(std::optional<std::pair<std::int32_t, std::int64_t>> epoch_and_hash);
+  void apply_partition_metadata(bool present) { has_partition_metadata_record_ = present; }
   void apply_member_subscription(const std::string& member_id, const ConsumerMember* subscription);
   void apply_target_metadata(std::optional<std::pair<std::int32_t, std::int64_t>> epoch_and_timestamp);
   void apply_target_member(const std::string& member_id, const TopicPartitionSet* target);
@@ -199,6 +209,7 @@ class ConsumerGroup {
   std::string group_id_;
   std::int32_t group_epoch_ = 0;
   std::int64_t metadata_hash_ = 0;
+  bool has_partition_metadata_record_ = false;
   std::int32_t assignment_epoch_ = 0;
   std::int64_t assignment_timestamp_ms_ = 0;
   std::map<std::string, ConsumerMember> members_;

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "group/coordinator.h"
+#include "group/metadata_hash.h"
 #include "group_test_util.h"
+#include "protocol/gen/consumer_group_metadata_value.h"
+#include "protocol/gen/consumer_group_partition_metadata_key.h"
+#include "protocol/gen/consumer_group_partition_metadata_value.h"
 
 namespace weir::group::testing {
 namespace {
@@ -46,9 +50,8 @@ class ConsumerHarness {
     return r.response;
   }
 
-  // A regular heartbeat reporting `owned` (nullopt: not reported).
-  p::ConsumerGroupHeartbeatResponse beat(const std::string& member_id, std::int32_t epoch,
-                                         std::optional<TopicPartitionSet> owned) {
+  // A regular heartbeat that reports nothing.
+  static p::ConsumerGroupHeartbeatRequest beat_request(const std::string& member_id, std::int32_t epoch) {
     p::ConsumerGroupHeartbeatRequest req;
     req.group_id = kGroup;
     req.member_id = member_id;
@@ -57,6 +60,13 @@ class ConsumerHarness {
     req.rack_id = std::nullopt;
     req.subscribed_topic_regex = std::nullopt;
     req.server_assignor = std::nullopt;
+    return req;
+  }
+
+  // A regular heartbeat reporting `owned` (nullopt: not reported).
+  p::ConsumerGroupHeartbeatResponse beat(const std::string& member_id, std::int32_t epoch,
+                                         std::optional<TopicPartitionSet> owned) {
+    p::ConsumerGroupHeartbeatRequest req = beat_request(member_id, epoch);
     if (owned) {
       req.topic_partitions.emplace();
       for (const auto& [t, ps] : *owned) {
@@ -855,6 +865,147 @@ TEST(ConsumerGroupOffsetDelete, PendingTransactionalOffsetsAreTombstonedToo) {
   EXPECT_FALSE(h.coordinator.offset_manager().has_pending(kGroup, "payments", 1));
   h.coordinator.complete_transaction(4000, true);
   EXPECT_FALSE(h.coordinator.committed(kGroup, "payments", 1).has_value());
+}
+
+// ---- The metadata hash (KIP-1101) -----------------------------------------------------------
+
+std::int64_t kafka_hash(const TopicImage& topics, const std::vector<std::string>& names) {
+  std::map<std::string, std::int64_t> hashes;
+  for (const auto& n : names) hashes[n] = topic_hash(*topics.by_name(n));
+  return group_hash(hashes);
+}
+
+// Loads `log` into `c` as at start; false when a record does not replay.
+bool replay_all(GroupCoordinator& c, const std::vector<Record>& log) {
+  for (const Record& rec : log) {
+    std::optional<std::span<const std::uint8_t>> value;
+    if (rec.value) value = std::span<const std::uint8_t>(*rec.value);
+    if (!c.replay(rec.key, value).has_value()) return false;
+  }
+  return true;
+}
+
+std::int64_t hash_in_last_epoch_record(const std::vector<Record>& records) {
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    if (record_types({*it}) != std::vector<std::int16_t>{3} || !it->value) continue;
+    std::span<const std::uint8_t> value(*it->value);
+    p::Reader r(value.subspan(2));
+    p::ConsumerGroupMetadataValue v;
+    v.decode(r, 0);
+    return v.metadata_hash;
+  }
+  ADD_FAILURE() << "no group epoch record";
+  return 0;
+}
+
+TEST(ConsumerGroupMetadataHash, TheGroupEpochRecordCarriesKafkasHashOfTheSubscribedTopicsThatExist) {
+  ConsumerHarness h;
+  h.send(ConsumerHarness::join_request({"orders", "missing"}));
+  const std::int64_t want = kafka_hash(h.topics, {"orders"});
+  EXPECT_EQ(hash_in_last_epoch_record(h.records), want);
+  EXPECT_EQ(h.group()->metadata_hash(), want);
+  h.send(ConsumerHarness::join_request({"payments"}));
+  EXPECT_EQ(hash_in_last_epoch_record(h.records), kafka_hash(h.topics, {"orders", "payments"}));
+}
+
+TEST(ConsumerGroupMetadataHash, MorePartitionsBumpTheEpochOnTheNextHeartbeat) {
+  ConsumerHarness h;
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string id = *r.member_id;
+  h.topics.add_topic("orders", ConsumerHarness::kOrders, 6);
+  h.topics.set_version(1);
+  const std::size_t before = h.records.size();
+  auto r2 = h.beat(id, 1, assignment_of(r));
+  EXPECT_EQ(record_types(h.records, before), (std::vector<std::int16_t>{3, 7, 6, 8}));
+  EXPECT_EQ(h.group()->group_epoch(), 2);
+  EXPECT_EQ(h.group()->metadata_hash(), kafka_hash(h.topics, {"orders"}));
+  EXPECT_EQ(r2.member_epoch, 2);
+  EXPECT_EQ(count(assignment_of(r2)), 6u);
+}
+
+TEST(ConsumerGroupMetadataHash, AChangeToTopicsTheGroupDoesNotSubscribeToLeavesTheEpoch) {
+  ConsumerHarness h;
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  h.topics.add_topic("payments", ConsumerHarness::kPayments, 5);
+  h.topics.add_topic("audit", Uuid{0x7777, 0x8888}, 1);
+  h.topics.set_version(1);
+  const std::size_t before = h.records.size();
+  auto r2 = h.beat(*r.member_id, 1, assignment_of(r));
+  EXPECT_EQ(r2.member_epoch, 1);
+  EXPECT_EQ(h.group()->group_epoch(), 1);
+  EXPECT_EQ(h.records.size(), before);
+}
+
+TEST(ConsumerGroupMetadataHash, TheHashIsComputedAgainOnlyOnceTheImageMoves) {
+  // As Kafka, which recomputes when the metadata image reports a change: the host's image version
+  // changes with every metadata change, and nothing is computed while it stays.
+  ConsumerHarness h;
+  h.topics.set_version(3);
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string id = *r.member_id;
+  h.topics.add_topic("orders", ConsumerHarness::kOrders, 5);
+  auto r2 = h.beat(id, 1, assignment_of(r));
+  EXPECT_EQ(h.group()->group_epoch(), 1);
+  h.topics.set_version(4);
+  h.beat(id, 1, assignment_of(r2));
+  EXPECT_EQ(h.group()->group_epoch(), 2);
+  EXPECT_EQ(h.group()->metadata_hash(), kafka_hash(h.topics, {"orders"}));
+}
+
+TEST(ConsumerGroupMetadataHash, ALoadedGroupComputesItsHashOnItsFirstHeartbeat) {
+  ConsumerHarness h;
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string id = *r.member_id;
+  h.beat(id, 1, assignment_of(r));
+
+  // Loaded where orders has grown, with the image at the same version.
+  GroupCoordinator fresh(ConsumerHarness::config_for_tests());
+  ASSERT_TRUE(replay_all(fresh, h.records));
+  fresh.finish_replay(h.clock.now_ms());
+  TopicImage grown = h.topics;
+  grown.add_topic("orders", ConsumerHarness::kOrders, 8);
+  fresh.set_topic_image(&grown);
+  auto b = fresh.consumer_group_heartbeat(ConsumerHarness::beat_request(id, 1), 0, ClientInfo{"client", "/10.0.0.1"},
+                                          grown, h.clock.now_ms());
+  EXPECT_EQ(b.response.error_code, 0);
+  EXPECT_EQ(hash_in_last_epoch_record(b.effects.records), kafka_hash(grown, {"orders"}));
+  EXPECT_EQ(fresh.consumer_groups().group(kGroup)->group_epoch(), 2);
+}
+
+TEST(ConsumerGroupMetadataHash, APartitionMetadataRecordOfAnOlderKafkaIsTombstonedOnTheNextRefresh) {
+  ConsumerHarness h;
+  auto r = h.send(ConsumerHarness::join_request({"orders"}));
+  const std::string id = *r.member_id;
+
+  // Kafka before 4.1 kept the subscribed topics' metadata in a type 4 record.
+  Record type4;
+  p::Writer kw(type4.key);
+  kw.i16(4);
+  p::ConsumerGroupPartitionMetadataKey key;
+  key.group_id = kGroup;
+  key.encode(kw, 0);
+  Bytes value;
+  p::Writer vw(value);
+  vw.i16(0);
+  p::ConsumerGroupPartitionMetadataValue v;
+  v.encode(vw, 0);
+  type4.value = std::move(value);
+
+  GroupCoordinator fresh(ConsumerHarness::config_for_tests());
+  std::vector<Record> log = h.records;
+  log.insert(log.begin() + 1, type4);
+  ASSERT_TRUE(replay_all(fresh, log));
+  fresh.finish_replay(h.clock.now_ms());
+  ASSERT_TRUE(fresh.consumer_groups().group(kGroup)->has_partition_metadata_record());
+  fresh.set_topic_image(&h.topics);
+  auto b = fresh.consumer_group_heartbeat(ConsumerHarness::beat_request(id, 1), 0, ClientInfo{"client", "/10.0.0.1"},
+                                          h.topics, h.clock.now_ms());
+  EXPECT_EQ(b.response.error_code, 0);
+  // The hash is unchanged, so only the tombstone.
+  ASSERT_EQ(b.effects.records.size(), 1u);
+  EXPECT_EQ(b.effects.records[0].key, type4.key);
+  EXPECT_FALSE(b.effects.records[0].value.has_value());
+  EXPECT_FALSE(fresh.consumer_groups().group(kGroup)->has_partition_metadata_record());
 }
 
 }  // namespace
