@@ -58,16 +58,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "scenario"))
 
+from scale_bench import cpu_seconds, fmt  # noqa: E402
+
 PROTOCOLS = ("consumer", "classic-range", "classic-coop")
 
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------------------- worker side
@@ -293,8 +290,8 @@ def cell(b, cfg, protocol: str, n: int, reps: int) -> dict:
         g.watch(cfg.window)
         out["members_cpu_s"] = cpu_seconds(b.pid) - c0
         out["window_events"] = g.events - ev0
-        out["hb_cpu_us_per_member_s"] = max(0.0, (out["members_cpu_s"] - out["idle_cpu_s"])) \
-            / (n - 1) / cfg.window * 1e6
+        # Not clipped at 0: a negative value says the idle noise exceeded the heartbeats' cost.
+        out["hb_cpu_us_per_member_s"] = (out["members_cpu_s"] - out["idle_cpu_s"]) / (n - 1) / cfg.window * 1e6
 
         for r in range(reps):
             name = f"j{r}"
@@ -323,6 +320,26 @@ def cell(b, cfg, protocol: str, n: int, reps: int) -> dict:
     return out
 
 
+def merge(outs: list[dict]) -> dict:
+    """One cell run several times (--cycles): the samples together, medians of the rest."""
+    if len(outs) == 1:
+        return outs[0]
+    m: dict = {"partitions": outs[0]["partitions"], "cycles": outs}
+    for k, median in (("join_s", "join_median_s"), ("death_s", "death_median_s"),
+                      ("death_beyond_session_s", "death_beyond_median_s")):
+        m[k] = [x for o in outs for x in o[k]]
+        if m[k]:
+            m[median] = statistics.median(m[k])
+    for k in ("form_s", "idle_cpu_s", "members_cpu_s", "window_events", "hb_cpu_us_per_member_s"):
+        values = [o[k] for o in outs if k in o]
+        if values:
+            m[k] = statistics.median(values)
+    errors = [o["error"] for o in outs if "error" in o]
+    if errors:
+        m["error"] = errors[0]
+    return m
+
+
 def make_broker(kind: str, workdir: Path, cfg):
     from harness.kafka import KafkaBroker
     from harness.weir import WeirBroker
@@ -340,15 +357,9 @@ ROWS = [
     ("death_beyond_median_s", "death: beyond the session timeout", "s", "lower"),
     ("form_s", "form: N-1 members started together to stable", "s", "lower"),
     ("hb_cpu_us_per_member_s", "heartbeat CPU per member per second (N-1 stable members)", "CPU µs", "lower"),
+    ("idle_cpu_s", "broker CPU over the idle window (no members)", "CPU s", "lower"),
+    ("members_cpu_s", "broker CPU over the same window with N-1 stable members", "CPU s", "lower"),
 ]
-
-
-def fmt(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
-    return f"{x:,}" if isinstance(x, int) else str(x)
 
 
 def markdown(res: dict) -> str:
@@ -364,11 +375,13 @@ def markdown(res: dict) -> str:
         for n, r in by_n.items():
             w, k = r.get("weir", {}), r.get("kafka", {})
             reps = max(len(w.get("join_s", [])), len(k.get("join_s", [])))
-            lines += [f"### {proto}, N = {n} ({reps} repetition(s))", "",
+            cycles = max(len(w.get("cycles", [w])), len(k.get("cycles", [k])))
+            lines += [f"### {proto}, N = {n} ({reps} join/death sample(s), {cycles} heartbeat window(s))", "",
                       "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
             for key, what, unit, _ in ROWS:
                 wv, kv = w.get(key), k.get(key)
-                ratio = wv / kv if isinstance(wv, (int, float)) and isinstance(kv, (int, float)) and kv else None
+                ratio = wv / kv if isinstance(wv, (int, float)) and isinstance(kv, (int, float)) and kv > 0 \
+                    and wv >= 0 else None
                 lines.append(f"| {what} | {unit} | {fmt(wv)} | {fmt(kv)} | {fmt(ratio)} |")
             for kind, v in (("weir", w), ("kafka", k)):
                 if "error" in v:
@@ -388,11 +401,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--window", type=float, default=None, help="idle and heartbeat windows, s (default 20)")
     ap.add_argument("--session-ms", type=int, default=6000)
     ap.add_argument("--heartbeat-ms", type=int, default=2000)
+    ap.add_argument("--cycles", type=int, default=1,
+                    help="run each cell this many times (fresh group each time); medians over them")
     ap.add_argument("--per-worker", type=int, default=50, help="members per worker process")
     ap.add_argument("--timeout", type=float, default=120, help="longest wait for a stable group, s")
     ap.add_argument("--form-timeout", type=float, default=600)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--name", default="groups", help="result files OUT/NAME.json and OUT/NAME.md")
     # worker mode (the bench starts itself)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for flag in ("--bootstrap", "--group", "--topic", "--protocol", "--names"):
@@ -411,7 +427,7 @@ def main(argv: list[str]) -> int:
     res = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": ["bench/group_bench.py", *argv],
            "load_start": os.getloadavg()[0], "client": f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})",
            "config": {"session_ms": cfg.session_ms, "heartbeat_ms": cfg.heartbeat_ms, "window": cfg.window,
-                      "per_worker": cfg.per_worker, "assignment_interval_ms": 1000, "partitions": "2N",
+                      "per_worker": cfg.per_worker, "cycles": cfg.cycles, "assignment_interval_ms": 1000, "partitions": "2N",
                       "members": members, "reps": reps},
            "results": {p: {str(n): {} for n in members} for p in protocols}}
     with tempfile.TemporaryDirectory(prefix="weir-groups-") as tmp:
@@ -424,16 +440,21 @@ def main(argv: list[str]) -> int:
                 for proto in protocols:
                     for n, r in zip(members, reps):
                         log(f"{kind} {proto} N={n}")
-                        out = cell(b, cfg, proto, n, r)
+                        outs = []
+                        for cycle in range(cfg.cycles):
+                            outs.append(cell(b, cfg, proto, n, r))
+                            if cfg.cycles > 1:
+                                log(f"    cycle {cycle + 1}: hb {fmt(outs[-1].get('hb_cpu_us_per_member_s'))} us")
+                        out = merge(outs)
                         log("    " + ", ".join(f"{k}={fmt(v)}" for k, v in out.items()
-                                               if not isinstance(v, list)))
+                                               if not isinstance(v, (list, dict))))
                         res["results"][proto][str(n)][kind] = out
             finally:
                 b.stop()
     res["load_end"] = os.getloadavg()[0]
     cfg.out.mkdir(parents=True, exist_ok=True)
-    (cfg.out / "groups.json").write_text(json.dumps(res, indent=2) + "\n")
-    (cfg.out / "groups.md").write_text(markdown(res))
+    (cfg.out / f"{cfg.name}.json").write_text(json.dumps(res, indent=2) + "\n")
+    (cfg.out / f"{cfg.name}.md").write_text(markdown(res))
     print(markdown(res))
     return 0
 
