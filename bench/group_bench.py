@@ -18,7 +18,9 @@ at once), protocol and N, on a topic of 2N partitions and a fresh group:
     each polling its Consumer); the time until the group is stable (below);
   - heartbeat CPU: broker CPU over --window seconds with those N-1 stable members, minus idle, per
     member per second. Every member pauses the partitions it is given, so no Fetch runs: the
-    window is the group protocol alone (heartbeats; metadata refreshes are minutes apart);
+    window is the group protocol alone (heartbeats; metadata refreshes are minutes apart). Also
+    the same for Kafka's request and group-coordinator threads only (KAFKA_REQUEST_THREADS; the
+    JVM's idle background is noisier than the heartbeats) against weir's whole process;
   - join (--reps times): a process holding one more member starts; from its subscribe() until
     stable with N members;
   - death: kill -9 of that process; from the kill until stable again with N-1 members. This
@@ -59,6 +61,32 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "scenario"))
 
 from scale_bench import cpu_seconds, fmt  # noqa: E402
+
+# Kafka's threads that serve requests and run the group coordinator (names cut to 15 characters
+# by the kernel): data-plane-kafka-network-thread-*, data-plane-kafka-request-handler-*,
+# group-coordinator-event-processor-*, ExpirationReaper-* (purgatories). Their CPU leaves out the
+# JVM's background (GC, JIT, log cleaner, KRaft), whose noise exceeds what heartbeats cost.
+KAFKA_REQUEST_THREADS = ("data-plane-kafk", "group-coordinat", "ExpirationReape")
+
+
+def threads_cpu_seconds(pid: int, prefixes: tuple[str, ...]) -> float:
+    """utime+stime of the process's threads whose name starts with one of prefixes."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if not Path(f"/proc/{pid}/task/{tid}/comm").read_text().startswith(prefixes):
+                continue
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue  # the thread ended
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def request_cpu_seconds(b) -> float:
+    """weir: the whole process; Kafka: its request and group-coordinator threads."""
+    return cpu_seconds(b.pid) if b.kind == "weir" else threads_cpu_seconds(b.pid, KAFKA_REQUEST_THREADS)
+
 
 PROTOCOLS = ("consumer", "classic-range", "classic-coop")
 
@@ -276,9 +304,10 @@ def cell(b, cfg, protocol: str, n: int, reps: int) -> dict:
     admin.create_topics([NewTopic(tag, 2 * n, 1)])[tag].result(60)
     g = Group(b, cfg, protocol, tag, tag, 2 * n)
     try:
-        c0 = cpu_seconds(b.pid)
+        c0, r0 = cpu_seconds(b.pid), request_cpu_seconds(b)
         time.sleep(cfg.window)  # no member exists: nothing to wait for but the clock
         out["idle_cpu_s"] = cpu_seconds(b.pid) - c0
+        out["idle_request_cpu_s"] = request_cpu_seconds(b) - r0
 
         names = [f"m{i}" for i in range(n - 1)]
         t0 = time.monotonic()
@@ -286,12 +315,15 @@ def cell(b, cfg, protocol: str, n: int, reps: int) -> dict:
             g.spawn(names[i:i + cfg.per_worker])
         out["form_s"] = g.wait_stable(cfg.form_timeout) - t0
 
-        ev0, c0 = g.events, cpu_seconds(b.pid)
+        ev0, c0, r0 = g.events, cpu_seconds(b.pid), request_cpu_seconds(b)
         g.watch(cfg.window)
         out["members_cpu_s"] = cpu_seconds(b.pid) - c0
+        out["members_request_cpu_s"] = request_cpu_seconds(b) - r0
         out["window_events"] = g.events - ev0
         # Not clipped at 0: a negative value says the idle noise exceeded the heartbeats' cost.
         out["hb_cpu_us_per_member_s"] = (out["members_cpu_s"] - out["idle_cpu_s"]) / (n - 1) / cfg.window * 1e6
+        out["hb_request_cpu_us_per_member_s"] = (out["members_request_cpu_s"] - out["idle_request_cpu_s"]) \
+            / (n - 1) / cfg.window * 1e6
 
         for r in range(reps):
             name = f"j{r}"
@@ -330,7 +362,8 @@ def merge(outs: list[dict]) -> dict:
         m[k] = [x for o in outs for x in o[k]]
         if m[k]:
             m[median] = statistics.median(m[k])
-    for k in ("form_s", "idle_cpu_s", "members_cpu_s", "window_events", "hb_cpu_us_per_member_s"):
+    for k in ("form_s", "idle_cpu_s", "members_cpu_s", "window_events", "hb_cpu_us_per_member_s",
+              "idle_request_cpu_s", "members_request_cpu_s", "hb_request_cpu_us_per_member_s"):
         values = [o[k] for o in outs if k in o]
         if values:
             m[k] = statistics.median(values)
@@ -359,6 +392,10 @@ ROWS = [
     ("hb_cpu_us_per_member_s", "heartbeat CPU per member per second (N-1 stable members)", "CPU µs", "lower"),
     ("idle_cpu_s", "broker CPU over the idle window (no members)", "CPU s", "lower"),
     ("members_cpu_s", "broker CPU over the same window with N-1 stable members", "CPU s", "lower"),
+    ("hb_request_cpu_us_per_member_s", "heartbeat CPU per member per second, request threads (Kafka: "
+     "network, request handler, group coordinator, purgatory reaper; weir: the process)", "CPU µs", "lower"),
+    ("idle_request_cpu_s", "request threads' CPU over the idle window", "CPU s", "lower"),
+    ("members_request_cpu_s", "request threads' CPU with N-1 stable members", "CPU s", "lower"),
 ]
 
 
