@@ -12,7 +12,7 @@ VENV := .cache/venv
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage bench-cluster bench-scale \
+.PHONY: run build deps test-deps test unit compat fuzz scenario test-all clean format tidy bench bench-storage bench-cluster bench-scale bench-groups \
         sim-slow librdkafka-tests peer-librdkafka peer-librdkafka-smoke peer-librdkafka-cluster peer-librdkafka-all
 
 deps:
@@ -110,6 +110,12 @@ bench-cluster: test-deps build
 # (bench/scale_bench.py); writes bench/results/scale.{json,md}.
 bench-scale: test-deps build
 	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/scale_bench.py $(BENCH_ARGS)
+
+# Consumer groups: time to a stable assignment after a join and after a kill -9, heartbeat CPU,
+# N = 10, 50, 200 members, consumer and both classic protocols (bench/group_bench.py, ~30 min on
+# 2 cores); writes bench/results/groups.{json,md}.
+bench-groups: test-deps build
+	WEIR_BIN=$(CURDIR)/$(BUILD)/weir $(VENV)/bin/python bench/group_bench.py $(BENCH_ARGS)
 
 format:
 	clang-format-19 -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')
