@@ -1136,6 +1136,7 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
   }
   c->features_epoch = std::max<std::int64_t>(0, metadata_offset_.load());
   auto image = std::make_shared<group::TopicImage>();
+  const bool any_rack = std::ranges::any_of(img.brokers(), [](const auto& b) { return b.second.rack.has_value(); });
   // The metadata offset the image is at (Kafka's image version), which resolved regular
   // expressions of consumer groups record: a node's own metadata log, else the quorum's offset.
   image->set_version(metadata_log_ ? metadata_log_->next_offset() - 1 : metadata_offset_.load());
@@ -1163,7 +1164,21 @@ std::shared_ptr<const Catalog> Broker::build_catalog() const {
     info.internal = name == kOffsetsTopic || name == "__transaction_state" || name == "__share_group_state";
     for (const auto& [k, v] : img.topic_configs(name)) info.configs[k] = v;
     c->names_by_id[id] = name;
-    if (info.partitions > 0) image->add_topic(name, id, info.partitions);
+    if (info.partitions > 0) {
+      // Per partition, the racks of its replicas' registered brokers (fenced ones too), as
+      // Kafka's group metadata hash reads them; none when no broker has a rack.
+      std::vector<std::vector<std::string>> racks;
+      if (any_rack) {
+        racks.resize(info.parts.size());
+        for (std::size_t i = 0; i < info.parts.size(); ++i) {
+          for (std::int32_t r : info.parts[i].replicas) {
+            const auto b = img.brokers().find(r);
+            if (b != img.brokers().end() && b->second.rack) racks[i].push_back(*b->second.rack);
+          }
+        }
+      }
+      image->add_topic(name, id, info.partitions, std::move(racks));
+    }
     c->topics.emplace(name, std::move(info));
   }
   c->topic_image = std::move(image);
