@@ -64,6 +64,15 @@ class FlusherTest : public ::testing::Test {
     auto batch = make_batch(2, clock.wall_ms());
     ASSERT_TRUE(log.append_as_leader(batch, 0).has_value());
   }
+  // n new logs (partitions from..from+n-1), each with one batch appended.
+  std::vector<PartitionLog*> appended_logs(int n, int from = 0) {
+    std::vector<PartitionLog*> out;
+    for (int i = from; i < from + n; ++i) {
+      out.push_back(&make_log(i));
+      append(*out.back());
+    }
+    return out;
+  }
 };
 
 TEST_F(FlusherTest, CallbackRunsAfterTheSyncAndTheLogMarksItDurable) {
@@ -301,13 +310,8 @@ void two_cycles(Flusher& flusher, FaultInjectingFileSystem& fs, PartitionLog& fi
 }
 
 TEST_F(FlusherTest, ACycleWithManyFilesSyncsTheirFileSystemOnce) {
-  std::vector<PartitionLog*> many;
-  for (int i = 0; i < 6; ++i) {
-    many.push_back(&make_log(i));
-    append(*many.back());
-  }
-  PartitionLog& first = make_log(99);
-  append(first);
+  const std::vector<PartitionLog*> many = appended_logs(6);
+  PartitionLog& first = *appended_logs(1, 99).front();
   std::atomic<int> syncfs_calls{0};
   Flusher flusher(fs, Flusher::Options{.syncfs_dirs = {tmp.path(), tmp.path() / "t-0"},
                                        .syncfs_min_files = 4,
@@ -331,13 +335,8 @@ TEST_F(FlusherTest, ACycleWithManyFilesSyncsTheirFileSystemOnce) {
 }
 
 TEST_F(FlusherTest, AFailedSyncfsSyncsEachFileAndIsNotUsedAgain) {
-  std::vector<PartitionLog*> many;
-  for (int i = 0; i < 6; ++i) {
-    many.push_back(&make_log(i));
-    append(*many.back());
-  }
-  PartitionLog& first = make_log(99);
-  append(first);
+  const std::vector<PartitionLog*> many = appended_logs(6);
+  PartitionLog& first = *appended_logs(1, 99).front();
   std::atomic<int> syncfs_calls{0};
   Flusher flusher(fs, Flusher::Options{.syncfs_dirs = {tmp.path()},
                                        .syncfs_min_files = 4,
