@@ -60,59 +60,63 @@ std::int64_t last_regex_version(const ConsumerGroup& g) {
 
 }  // namespace
 
-// One event on one group: a working copy of the group that records are applied to as they are
-// emitted; commit() installs it.
+// One event on one group: records are applied to the coordinator's group as they are emitted
+// (a group that did not exist is made empty first); commit() keeps the result and hands back the
+// records. An event dropped without commit() puts the group back as it was: a copy is taken before
+// its first record, so an event that emits nothing (most heartbeats) copies nothing.
 class ConsumerGroupCoordinator::Event {
  public:
   Event(ConsumerGroupCoordinator& owner, const std::string& group_id, std::int64_t now_ms)
       : owner_(owner), group_id_(group_id), now_ms_(now_ms) {
-    auto it = owner.groups_.find(group_id);
-    if (it != owner.groups_.end()) {
-      group_ = it->second;
-      existed_ = true;
-    } else {
-      group_.emplace(group_id);
+    existed_ = owner.groups_.contains(group_id);
+    if (!existed_) owner.groups_.emplace(group_id, ConsumerGroup(group_id));
+  }
+  ~Event() {
+    if (committed_) return;
+    if (backup_) {
+      owner_.groups_.insert_or_assign(group_id_, std::move(*backup_));
+    } else if (!existed_) {
+      owner_.groups_.erase(group_id_);
     }
   }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
 
-  ConsumerGroup& group() { return *group_; }
+  // The group as the records emitted so far left it (not to be called once a record deleted it).
+  ConsumerGroup& group() {
+    auto it = owner_.groups_.find(group_id_);
+    WEIR_ASSERT(it != owner_.groups_.end(), "group {} used after its deletion", group_id_);
+    return it->second;
+  }
   bool existed() const { return existed_; }
   // The metadata hash of the group's subscribed topics now (Kafka's computeMetadataHash).
   std::int64_t metadata_hash(const TopicImage& topics) {
-    return group::metadata_hash(group_->subscribed_topic_names(), topics, owner_.topic_hashes_);
+    return group::metadata_hash(group().subscribed_topic_names(), topics, owner_.topic_hashes_);
   }
   // Kafka's setMetadataRefreshDeadline: the group's hash is known for this image at its epoch now.
   void metadata_refreshed(const TopicImage& topics) {
-    owner_.metadata_refreshes_[group_id_] = MetadataRefresh{topics.version(), group_->group_epoch()};
+    owner_.metadata_refreshes_[group_id_] = MetadataRefresh{topics.version(), group().group_epoch()};
   }
   std::vector<Record>& records() { return records_; }
 
   void emit(Record r) {
+    if (existed_ && !backup_) {
+      if (auto it = owner_.groups_.find(group_id_); it != owner_.groups_.end()) backup_.emplace(it->second);
+    }
     p::Reader kr(r.key);
     const std::int16_t type = kr.i16();
-    std::map<std::string, ConsumerGroup> one;
-    one.emplace(group_->group_id(), std::move(*group_));
     std::optional<std::span<const std::uint8_t>> value;
     if (r.value) value = std::span<const std::uint8_t>(*r.value);
-    auto ok = replay_consumer_record(one, type, kr, value);
+    auto ok = replay_consumer_record(owner_.groups_, type, kr, value);
     WEIR_ASSERT(ok.has_value(), "a record the coordinator wrote does not replay");
-    auto it = one.begin();
-    if (it == one.end()) {
-      group_.reset();  // deleted
-    } else {
-      group_.emplace(std::move(it->second));
-    }
     records_.push_back(std::move(r));
   }
 
-  // Installs the group (or its deletion) and hands back the records.
+  // Keeps the group (or its deletion) and hands back the records.
   std::vector<Record> commit() {
-    if (group_) {
-      owner_.groups_.insert_or_assign(group_id_, std::move(*group_));
-    } else {
-      owner_.groups_.erase(group_id_);
-      owner_.metadata_refreshes_.erase(group_id_);
-    }
+    committed_ = true;
+    backup_.reset();
+    if (!owner_.groups_.contains(group_id_)) owner_.metadata_refreshes_.erase(group_id_);
     return std::move(records_);
   }
 
@@ -122,8 +126,9 @@ class ConsumerGroupCoordinator::Event {
   ConsumerGroupCoordinator& owner_;
   std::string group_id_;
   std::int64_t now_ms_;
-  std::optional<ConsumerGroup> group_;
+  std::optional<ConsumerGroup> backup_;  // the group before the first record, to put back
   bool existed_ = false;
+  bool committed_ = false;
   std::vector<Record> records_;
 };
 
