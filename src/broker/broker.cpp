@@ -445,6 +445,7 @@ std::string Broker::start() {
 
   // Partition logs: open what is on disk, create what the metadata names but the disk lacks
   // (a crash between the two), remove what the metadata no longer names (deleted topics).
+  const auto opening = std::chrono::steady_clock::now();
   if (auto error = open_log_dir(); !error.empty()) return error;
   const auto& img = controller_->image();
   std::vector<std::unique_ptr<Partition>> loaded;
@@ -473,6 +474,9 @@ std::string Broker::start() {
   }
   publish(build_catalog());
   start_maintenance();
+  spdlog::info(
+      "event=partitions_hosted partitions={} ms={}", logs_->partitions().size(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opening).count());
 
   // Group coordinators: every __consumer_offsets partition is loaded now (not on first use), so
   // restored members' sessions start expiring at once, as after a Kafka coordinator load.

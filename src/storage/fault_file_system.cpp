@@ -246,6 +246,10 @@ IoResult<bool> FaultInjectingFileSystem::exists(const fs::path& path) {
   return PosixFileSystem::instance().exists(path);
 }
 
+IoResult<FileIdentity> FaultInjectingFileSystem::identity(const fs::path& path) {
+  return PosixFileSystem::instance().identity(path);
+}
+
 void FaultInjectingFileSystem::crash(CrashMode mode) {
   std::lock_guard lock(mutex_);
   for (auto& [k, state] : files_) {

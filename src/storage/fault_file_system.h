@@ -59,6 +59,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
+  IoResult<FileIdentity> identity(const std::filesystem::path& path) override;
 
   void crash(CrashMode mode = CrashMode::kDropUnsynced);
   void set_free_bytes(std::optional<std::int64_t> bytes);

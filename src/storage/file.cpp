@@ -95,6 +95,13 @@ IoResult<std::int64_t> fd_mtime_ms(int fd) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
 }
 
+IoResult<FileIdentity> path_identity(const fs::path& path) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return unexpected(last_error());
+  return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                      static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
 Status<IoError> fd_set_mtime_ms(int fd, std::int64_t time_ms) {
   struct timespec times[2]{};
   times[0].tv_nsec = UTIME_OMIT;  // access time unchanged
@@ -222,6 +229,8 @@ IoResult<bool> PosixFileSystem::exists(const fs::path& path) {
   if (errno == ENOENT) return false;
   return unexpected(detail::last_error());
 }
+
+IoResult<FileIdentity> PosixFileSystem::identity(const fs::path& path) { return detail::path_identity(path); }
 
 PosixFileSystem& PosixFileSystem::instance() noexcept {
   static PosixFileSystem fs;

@@ -15,6 +15,7 @@
 // PosixFileSystem is stateless and thread-safe.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -86,6 +87,17 @@ struct DirEntry {
   bool is_directory = false;
 };
 
+// What tells one state of a directory (or file) from another: its device and inode, and the
+// time its inode last changed (in a directory: any entry created, removed or renamed). Two equal
+// identities of a path mean it is the same inode and nothing was added to or removed from it in
+// between.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::int64_t change_time_ns = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
 class FileSystem {
  public:
   FileSystem() = default;
@@ -105,6 +117,17 @@ class FileSystem {
   // fsync of a directory: makes creations, renames and removals in it durable. Thread-safe.
   [[nodiscard]] virtual Status<IoError> sync_directory(const std::filesystem::path& dir) = 0;
   [[nodiscard]] virtual IoResult<bool> exists(const std::filesystem::path& path) = 0;
+  // The path's identity now; ENOTSUP where the file system cannot say (then nothing may rely on it).
+  [[nodiscard]] virtual IoResult<FileIdentity> identity(const std::filesystem::path& /*path*/) {
+    return unexpected(IoError{ENOTSUP});
+  }
+  // An existing file whose size the caller knows from a record it trusts (the log dir's
+  // clean-shutdown summary, log_summary.h): a FileCache registers it without opening it (its
+  // first use opens it); any other file system opens it now.
+  [[nodiscard]] virtual IoResult<std::shared_ptr<File>> open_known(const std::filesystem::path& path, OpenMode mode,
+                                                                   std::int64_t /*size*/) {
+    return open(path, mode);
+  }
 };
 
 // The real thing: POSIX calls on the local file system.
@@ -117,6 +140,7 @@ class PosixFileSystem final : public FileSystem {
   IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
+  IoResult<FileIdentity> identity(const std::filesystem::path& path) override;
 
   // A process-wide instance.
   static PosixFileSystem& instance() noexcept;
@@ -141,6 +165,7 @@ IoResult<std::size_t> pread_fd(int fd, std::int64_t position, MutableByteSpan ou
 Status<IoError> pwrite_fd(int fd, std::int64_t position, ByteSpan data, std::size_t* written);
 IoResult<std::int64_t> fd_size(int fd);
 IoResult<std::int64_t> fd_mtime_ms(int fd);
+IoResult<FileIdentity> path_identity(const std::filesystem::path& path);
 Status<IoError> fd_set_mtime_ms(int fd, std::int64_t time_ms);
 Status<IoError> sync_dir_path(const std::filesystem::path& dir);
 IoError last_error() noexcept;

@@ -59,6 +59,12 @@ std::size_t FileCache::default_capacity() {
 }
 
 std::string FileCache::key(const fs::path& path) {
+  const std::string& given = path.native();
+  // Most paths are built normal (a directory, '/', a name): no need to take them apart.
+  const bool normal = !given.empty() && given.find("//") == std::string::npos &&
+                      given.find("/.") == std::string::npos && !given.starts_with("./") && !given.starts_with("../") &&
+                      given != "." && given != ".." && given.back() != '/';
+  if (normal) return given;
   std::string k = path.lexically_normal().string();
   while (k.size() > 1 && k.back() == '/') k.pop_back();
   return k;
@@ -214,6 +220,21 @@ IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode m
   ++open_;
   touch_locked(*cached);
   return std::shared_ptr<File>(std::move(cached));
+}
+
+IoResult<std::shared_ptr<File>> FileCache::open_known(const fs::path& path, OpenMode mode, std::int64_t size) {
+  WEIR_ASSERT(size >= 0);
+  const std::string k = key(path);
+  auto cached = std::make_shared<CachedFile>(shared_from_this(), k, reopen_mode_of(mode), size);
+  std::lock_guard lock(mutex_);
+  cached->by_path_it_ = by_path_.emplace(k, cached.get());
+  return std::shared_ptr<File>(std::move(cached));
+}
+
+IoResult<FileIdentity> FileCache::identity(const fs::path& path) {
+  auto id = base_.identity(path);
+  if (!id && !id.error().not_found() && id.error().code != ENOTSUP) fail("stat", path, id.error(), false);
+  return id;
 }
 
 Status<IoError> FileCache::rename(const fs::path& from, const fs::path& to) {

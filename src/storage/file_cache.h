@@ -106,6 +106,11 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
+  IoResult<FileIdentity> identity(const std::filesystem::path& path) override;
+  // Registers the file without opening it: its first operation opens it (as a reopen: a file
+  // shorter than `size` then fails with EIO, a longer one is cut to `size`).
+  IoResult<std::shared_ptr<File>> open_known(const std::filesystem::path& path, OpenMode mode,
+                                             std::int64_t size) override;
 
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] FileSystem& base() const noexcept { return base_; }

@@ -29,6 +29,12 @@ class LeaderEpochCache {
   // Reads the checkpoint. A missing file is an empty cache; a malformed one is dropped with a
   // warning (recovery re-learns epochs from the batches it scans).
   [[nodiscard]] Status<Errc> load();
+  // The entries as the checkpoint holds them, known without reading it (the log dir's
+  // clean-shutdown summary, log_summary.h); not dirty.
+  void restore(std::vector<EpochEntry> entries) noexcept {
+    entries_ = std::move(entries);
+    dirty_ = false;
+  }
 
   // Records that `epoch` starts at `start_offset` (epoch, offset >= 0). True if the entries changed.
   bool assign(std::int32_t epoch, std::int64_t start_offset);

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/assert.h"
 #include "base/log.h"
+#include "storage/log_summary.h"
 #include "storage/parallel.h"
 
 namespace weir::storage {
@@ -49,15 +53,48 @@ OffsetCheckpoint read_dir_checkpoint(FileSystem& fs, const fs::path& path, bool*
   return {};
 }
 
-std::int64_t lookup(const OffsetCheckpoint& offsets, const TopicPartition& tp) {
-  auto it = offsets.find(tp);
-  return it == offsets.end() ? 0 : it->second;
+// The log dir's summary, if it is there and intact; a damaged one is reported and not used.
+std::optional<std::vector<PartitionSummary>> read_summary_file(FileSystem& fs, const fs::path& path) {
+  constexpr std::size_t kMaxSummaryBytes = std::size_t{1} << 31;
+  auto bytes = read_file(fs, path, kMaxSummaryBytes);
+  if (!bytes) {
+    if (!bytes.error().not_found()) {
+      log::get("storage")->warn("event=log_summary_unreadable {} {}", log::kv("path", path.string()),
+                                log::kv("error", to_string(bytes.error())));
+    }
+    return std::nullopt;
+  }
+  auto summary = decode_log_summary(as_bytes(*bytes));
+  if (!summary) log::get("storage")->warn("event=log_summary_corrupt {}", log::kv("path", path.string()));
+  return summary;
 }
 
-std::optional<std::int64_t> find(const OffsetCheckpoint& offsets, const TopicPartition& tp) {
-  auto it = offsets.find(tp);
-  if (it == offsets.end()) return std::nullopt;
-  return it->second;
+struct TopicPartitionHash {
+  std::size_t operator()(const TopicPartition& tp) const noexcept {
+    return std::hash<std::string_view>{}(tp.topic) * 31 + static_cast<std::size_t>(tp.partition);
+  }
+};
+
+// Each partition's values from the four checkpoints, found with one hash lookup (a start looks
+// up every partition of the directory; the checkpoints' ordered maps cost a string comparison a
+// level).
+std::unordered_map<TopicPartition, RecoveryHint, TopicPartitionHash> hints_of(bool clean,
+                                                                              const OffsetCheckpoint& recovery,
+                                                                              const OffsetCheckpoint& starts,
+                                                                              const OffsetCheckpoint& watermarks,
+                                                                              const OffsetCheckpoint& cleaner) {
+  std::unordered_map<TopicPartition, RecoveryHint, TopicPartitionHash> hints;
+  hints.reserve(recovery.size());
+  const auto at = [&](const TopicPartition& tp) -> RecoveryHint& {
+    auto [it, added] = hints.try_emplace(tp);
+    if (added) it->second.clean_shutdown = clean;
+    return it->second;
+  };
+  for (const auto& [tp, offset] : recovery) at(tp).recovery_point = offset;
+  for (const auto& [tp, offset] : starts) at(tp).log_start_offset = offset;
+  for (const auto& [tp, offset] : watermarks) at(tp).high_watermark = offset;
+  for (const auto& [tp, offset] : cleaner) at(tp).cleaner_checkpoint = offset;
+  return hints;
 }
 
 }  // namespace
@@ -92,6 +129,10 @@ Result<std::unique_ptr<LogManager>, Errc> LogManager::open(FileSystem& fs, fs::p
 }
 
 Status<Errc> LogManager::load() {
+  const auto started = std::chrono::steady_clock::now();
+  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
+  };
   const fs::path marker = dir_ / kCleanShutdownFile;
   auto clean = fs_.exists(marker);
   if (!clean) return unexpected(Errc::kStorageError);
@@ -108,6 +149,16 @@ Status<Errc> LogManager::load() {
     if (auto text = read_file(fs_, marker, 4096)) clean_shutdown_broker_epoch_ = clean_shutdown_epoch(*text);
   }
 
+  // The clean shutdown's summary of every log (log_summary.h), trusted only with the marker.
+  const fs::path summary_path = dir_ / kLogSummaryFile;
+  std::optional<std::vector<PartitionSummary>> summary;
+  if (had_clean_shutdown_) summary = read_summary(summary_path);
+  std::unordered_map<std::string_view, const PartitionSummary*> summarized;
+  if (summary) {
+    summarized.reserve(summary->size());
+    for (const PartitionSummary& p : *summary) summarized.emplace(p.dir_name, &p);
+  }
+
   auto entries = fs_.list(dir_);
   if (!entries) return unexpected(Errc::kStorageError);
   struct Found {
@@ -116,6 +167,7 @@ Status<Errc> LogManager::load() {
     LogConfig config;
     std::optional<Result<std::unique_ptr<PartitionLog>, Errc>> log;
     std::optional<Uuid> topic_id;
+    const PartitionSummary* summary = nullptr;
   };
   std::vector<Found> found;
   std::map<std::string, LogConfig, std::less<>> configs;  // per topic: config_for() resolves them
@@ -138,16 +190,34 @@ Status<Errc> LogManager::load() {
     }
     auto config = configs.find(tp->topic);
     if (config == configs.end()) config = configs.emplace(tp->topic, config_for(tp->topic)).first;
-    found.push_back(Found{e.name, std::move(*tp), config->second, std::nullopt, std::nullopt});
+    const auto summarized_as = summarized.find(name);
+    found.push_back(Found{e.name, std::move(*tp), config->second, std::nullopt, std::nullopt,
+                          summarized_as == summarized.end() ? nullptr : summarized_as->second});
   }
+  const auto hints =
+      hints_of(had_clean_shutdown_, recovery_points, log_starts, high_watermarks, cleaner_checkpoint_written_);
+  std::atomic<std::size_t> restored{0};
+  const std::int64_t read_ms = ms_since(started);  // the checkpoints, the summary and the listing
+  const auto opening = std::chrono::steady_clock::now();
   // The logs are independent: open them from several threads (the file cache is thread-safe).
   parallel_for(found.size(), std::max<std::size_t>(1, options_.load_threads), [&](std::size_t i) {
     Found& f = found[i];
-    const RecoveryHint hint{had_clean_shutdown_, lookup(recovery_points, f.tp), lookup(log_starts, f.tp),
-                            lookup(high_watermarks, f.tp), find(cleaner_checkpoint_written_, f.tp)};
+    const auto hinted = hints.find(f.tp);
+    RecoveryHint hint = hinted == hints.end() ? RecoveryHint{.clean_shutdown = had_clean_shutdown_} : hinted->second;
+    // The summary holds for a directory that is the one it describes, unchanged since.
+    if (f.summary != nullptr) {
+      auto identity = fs_.identity(dir_ / f.name);
+      if (!identity || *identity != f.summary->dir_identity) f.summary = nullptr;
+    }
+    hint.summary = f.summary;
     f.log = PartitionLog::open(fs_, dir_ / f.name, f.config, clock_, hint);
     if (!*f.log) return;
-    if (auto id = read_partition_metadata(fs_, dir_ / f.name / kPartitionMetadataFile)) f.topic_id = *id;
+    if (f.summary != nullptr) {
+      f.topic_id = f.summary->topic_id;  // partition.metadata is as it was (the directory did not change)
+      restored.fetch_add(1, std::memory_order_relaxed);
+    } else if (auto id = read_partition_metadata(fs_, dir_ / f.name / kPartitionMetadataFile)) {
+      f.topic_id = *id;
+    }
   });
   for (Found& f : found) {
     if (!*f.log) {
@@ -157,12 +227,18 @@ Status<Errc> LogManager::load() {
     }
     logs_.emplace(std::move(f.tp), Entry{std::move(**f.log), f.topic_id});
   }
+  loaded_from_summary_ = restored.load();
+  const std::int64_t open_ms = ms_since(opening);
+  // The summary describes the directories as they were: from here on they change.
+  if (auto ok = fs_.remove(summary_path); !ok && !ok.error().not_found()) return unexpected(Errc::kStorageError);
   if (*clean) {
     // From here on a crash is unclean again.
     if (!fs_.remove(marker) || !fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
   }
-  log::get("storage")->info("event=log_dir_loaded {} {} {}", log::kv("dir", dir_.string()),
-                            log::kv("partitions", logs_.size()), log::kv("clean_shutdown", had_clean_shutdown_));
+  log::get("storage")->info("event=log_dir_loaded {} {} {} {} {} {} {}", log::kv("dir", dir_.string()),
+                            log::kv("partitions", logs_.size()), log::kv("clean_shutdown", had_clean_shutdown_),
+                            log::kv("from_summary", loaded_from_summary_), log::kv("read_ms", read_ms),
+                            log::kv("open_ms", open_ms), log::kv("total_ms", ms_since(started)));
   return {};
 }
 
@@ -391,6 +467,20 @@ Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
   return write_cleaner_checkpoint(std::move(values.cleaner));
 }
 
+std::optional<std::vector<PartitionSummary>> LogManager::read_summary(const fs::path& path) {
+  return read_summary_file(fs_, path);
+}
+
+void LogManager::write_summary(const fs::path& path, const std::vector<PartitionSummary>& partitions) {
+  const std::vector<std::byte> bytes = encode_log_summary(partitions);
+  if (auto ok = write_file_atomically(fs_, path, as_string_view(bytes)); !ok) {
+    // Only the next start's speed depends on it: it reads every log's files instead.
+    log::get("storage")->warn("event=log_summary_not_written {} {}", log::kv("path", path.string()),
+                              log::kv("error", to_string(ok.error())));
+    (void)fs_.remove(path);
+  }
+}
+
 Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   if (closed_) return {};
   // Each log syncs its files as it closes: many logs close at once, so their syncs overlap
@@ -399,15 +489,35 @@ Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   logs.reserve(logs_.size());
   for (auto& [tp, entry] : logs_) logs.emplace_back(&tp, entry.log.get());
   std::atomic<bool> failed{false};
+  // What the next start needs to build each log without reading it (log_summary.h); a log whose
+  // directory cannot be identified is left out (the next start reads it).
+  std::vector<std::optional<PartitionSummary>> summaries(logs.size());
   parallel_for(logs.size(), kParallelSyncThreads, [&](std::size_t i) {
-    if (auto ok = logs[i].second->close(); !ok) {
+    PartitionLog& log = *logs[i].second;
+    if (auto ok = log.close(); !ok) {
       log::get("storage")->error("event=partition_close_failed {} {}", log::kv("partition", *logs[i].first),
                                  log::kv("error", to_string(ok.error())));
       failed = true;
+      return;
     }
+    auto summary = log.summary();
+    auto identity = summary ? fs_.identity(log.dir()) : IoResult<FileIdentity>(unexpected(IoError{ENOTSUP}));
+    if (!identity) return;
+    PartitionSummary& s = summaries[i].emplace(std::move(*summary));
+    s.dir_name = log.dir().filename().string();
+    s.dir_identity = *identity;
+    s.topic_id = logs_.at(*logs[i].first).topic_id;
   });
   if (failed) return unexpected(Errc::kStorageError);  // no marker: the next start recovers
   if (auto ok = write_checkpoints(); !ok) return ok;
+  {
+    std::vector<PartitionSummary> all;
+    all.reserve(summaries.size());
+    for (auto& s : summaries) {
+      if (s) all.push_back(std::move(*s));
+    }
+    write_summary(dir_ / kLogSummaryFile, all);
+  }
   if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, clean_shutdown_content(broker_epoch))) {
     return unexpected(Errc::kStorageError);
   }

@@ -9,11 +9,14 @@
 //     replication-offset-checkpoint        each log's high watermark
 //     cleaner-offset-checkpoint            each cleaned log's first dirty offset (log compaction)
 //     .kafka_cleanshutdown                 present only between a clean shutdown and the next open
+//     weir-log-summary                     likewise: every log as the clean shutdown left it (log_summary.h)
 //
 // Checkpoint formats in checkpoint.h. open() looks for the clean-shutdown marker: with it, logs
-// are not rescanned; without it, each log recovers from its checkpointed recovery point. The
-// marker is removed once every log is open, and written again by close() after all logs are
-// flushed and the checkpoints written. Kafka's __cluster_metadata-0 directory is not a
+// are not rescanned, and a log whose directory is as the summary recorded it is built from the
+// summary without reading its directory or files (its files open on first use); without it, each
+// log recovers from its checkpointed recovery point. The summary and the marker are removed once
+// every log is open, and written again by close() after all logs are flushed and the checkpoints
+// written (the summary first). Kafka's __cluster_metadata-0 directory is not a
 // partition log of this manager and is left alone.
 //
 // Log compaction: the broker asks cleanable() on a timer and calls clean() for one partition at
@@ -79,6 +82,8 @@ class LogManager {
   [[nodiscard]] std::optional<Uuid> topic_id(const TopicPartition& tp) const;
   [[nodiscard]] std::vector<TopicPartition> partitions() const;
   [[nodiscard]] bool had_clean_shutdown() const noexcept { return had_clean_shutdown_; }
+  // How many logs open() built from the clean-shutdown summary (the others were read from their files).
+  [[nodiscard]] std::size_t loaded_from_summary() const noexcept { return loaded_from_summary_; }
   // The broker epoch the clean-shutdown marker held (-1: none, or the last stop was not clean).
   [[nodiscard]] std::int64_t clean_shutdown_broker_epoch() const noexcept { return clean_shutdown_broker_epoch_; }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
@@ -169,6 +174,8 @@ class LogManager {
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
   [[nodiscard]] OffsetCheckpoint cleaner_checkpoints() const;  // of the logs cleaned at least once
   [[nodiscard]] Status<Errc> write_cleaner_checkpoint(OffsetCheckpoint checkpoints);
+  [[nodiscard]] std::optional<std::vector<PartitionSummary>> read_summary(const std::filesystem::path& path);
+  void write_summary(const std::filesystem::path& path, const std::vector<PartitionSummary>& partitions);
 
   std::shared_ptr<FileCache> files_;
   FileSystem& fs_;  // *files_
@@ -181,6 +188,7 @@ class LogManager {
   OffsetCheckpoint cleaner_checkpoint_written_;  // what cleaner-offset-checkpoint holds
   std::optional<IoFailure> last_create_failure_;
   bool had_clean_shutdown_ = false;
+  std::size_t loaded_from_summary_ = 0;
   std::int64_t clean_shutdown_broker_epoch_ = -1;
   bool closed_ = false;
 };

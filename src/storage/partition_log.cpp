@@ -13,6 +13,7 @@
 #include "storage/batch_filter.h"
 #include "storage/checkpoint.h"
 #include "storage/log_cleaner.h"
+#include "storage/producer_snapshot.h"
 
 namespace weir::storage {
 
@@ -168,8 +169,18 @@ Result<std::unique_ptr<PartitionLog>, Errc> PartitionLog::open(FileSystem& fs, f
       return unexpected(Errc::kStorageError);
     }
   }
-  std::unique_ptr<PartitionLog> log(new PartitionLog(fs, std::move(dir), config, clock));
-  if (auto ok = log->load(hint); !ok) return unexpected(ok.error());
+  std::unique_ptr<PartitionLog> log(new PartitionLog(fs, dir, config, clock));
+  if (hint.summary != nullptr) {
+    auto restored = log->restore(hint, *hint.summary);
+    if (restored) return log;
+    // The summary and the directory disagree: read the directory after all.
+    log::get("storage")->warn("event=log_summary_not_used {} {}", log::kv("dir", dir.string()),
+                              log::kv("error", to_string(restored.error())));
+    log.reset(new PartitionLog(fs, std::move(dir), config, clock));
+  }
+  RecoveryHint files_hint = hint;
+  files_hint.summary = nullptr;
+  if (auto ok = log->load(files_hint); !ok) return unexpected(ok.error());
   return log;
 }
 
@@ -263,7 +274,34 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
   for (auto& segment : segments_) {  // rebuild missing indexes now rather than on first read
     if (segment->indexes_missing() && !segment->offset_index()) return unexpected(Errc::kStorageError);
   }
+  return finish_load(hint, recovered, scanned);
+}
 
+Status<Errc> PartitionLog::restore(const RecoveryHint& hint, const PartitionSummary& summary) {
+  // The active segment's end must be known (a summary weir wrote always knows it).
+  if (summary.segments.empty() || summary.segments.back().next_offset < summary.segments.back().base_offset) {
+    return unexpected(Errc::kCorruptMessage);
+  }
+  const std::int64_t now_ms = clock_.wall_ms();
+  for (const SegmentSummary& s : summary.segments) {
+    auto segment = Segment::restore(fs_, dir_, segment_config(), now_ms, s);
+    if (!segment) return unexpected(segment.error());
+    segments_.push_back(std::move(*segment));
+  }
+  epochs_.restore(summary.epochs);
+  if (summary.producers) {
+    std::vector<std::string> names;
+    names.reserve(summary.producers->snapshot_offsets.size());
+    for (std::int64_t offset : summary.producers->snapshot_offsets) names.push_back(snapshot_file_name(offset));
+    listed_files_ = std::move(names);
+    carried_producers_ = summary.producers;
+  }
+  auto ok = finish_load(hint, false, 0);
+  carried_log_end_ = log_end_offset_;
+  return ok;
+}
+
+Status<Errc> PartitionLog::finish_load(const RecoveryHint& hint, bool recovered, std::size_t scanned) {
   log_end_offset_ = *active().next_offset();
   log_start_offset_ = std::max(hint.log_start_offset, segments_.front()->base_offset());
   // Offsets recovery cut off come back as new data: they must count as dirty.
@@ -461,6 +499,18 @@ Status<Errc> PartitionLog::maybe_roll(std::int64_t messages_bytes, std::int64_t 
   const RollCheck check{segment_bytes, config_.segment_ms, messages_bytes,
                         max_timestamp, last_offset,        clock_.wall_ms()};
   Segment& segment = active();
+  // A segment restored from the log dir's summary loads its indexes on its first append.
+  const std::optional<std::int64_t> segment_end = segment.next_offset();
+  if (auto ok = segment.load_indexes(); !ok) return ok;
+  if (segment.next_offset() != segment_end) {
+    // The index was unusable and the rebuild from the log found another end than the summary
+    // said: the file changed while the broker was down. Appending would leave a hole or overlap.
+    failed_ = true;
+    log::get("storage")->error("event=log_failed {} reason=active_segment_changed {} {}", log::kv("dir", dir_.string()),
+                               log::kv("log_end_offset", log_end_offset_),
+                               log::kv("segment_end_offset", segment.next_offset().value_or(-1)));
+    return unexpected(Errc::kStorageError);
+  }
   if (!segment.should_roll(check)) return {};
   if (segment.empty()) {
     if (segment.base_offset() == first_offset) return {};
@@ -1000,6 +1050,29 @@ Result<void, Errc> PartitionLog::flush() {
   mark_synced(token);
   if (auto ok = epochs_.write_if_dirty(); !ok) return ok;
   return {};
+}
+
+std::optional<PartitionSummary> PartitionLog::summary() const {
+  // A log in an unknown state, or holding a segment whose swap did not finish, is read from its
+  // files next time.
+  if (failed_ || std::ranges::any_of(segments_, [](const auto& s) { return !s->file_suffix().empty(); })) {
+    return std::nullopt;
+  }
+  PartitionSummary out;
+  out.epochs = epochs_.entries();
+  out.segments.reserve(segments_.size());
+  for (const auto& segment : segments_) out.segments.push_back(segment->summary());
+  // Handed over at this shutdown, or restored and never taken (no producer state was loaded): the
+  // producer files are as they were then, if the log did not move since.
+  if (carried_producers_ && carried_log_end_ == log_end_offset_) out.producers = carried_producers_;
+  return out;
+}
+
+std::optional<std::vector<std::byte>> PartitionLog::take_carried_snapshot(std::int64_t offset) {
+  if (!carried_producers_ || carried_producers_->carried_offset != offset) return std::nullopt;
+  std::vector<std::byte> bytes = std::move(carried_producers_->carried_bytes);
+  carried_producers_.reset();
+  return bytes;
 }
 
 Result<void, Errc> PartitionLog::close() {

@@ -52,6 +52,7 @@
 #include "storage/errc.h"
 #include "storage/file.h"
 #include "storage/leader_epoch_cache.h"
+#include "storage/log_summary.h"
 #include "storage/records_summary.h"
 #include "storage/segment.h"
 #include "storage/sync_token.h"
@@ -102,6 +103,10 @@ struct RecoveryHint {
   std::int64_t log_start_offset = 0;  // log-start-offset-checkpoint (0 if absent)
   std::int64_t high_watermark = 0;    // replication-offset-checkpoint (0 if absent)
   std::optional<std::int64_t> cleaner_checkpoint = std::nullopt;  // cleaner-offset-checkpoint (none if absent)
+  // The clean-shutdown summary's entry for this partition, when the log dir's is trusted
+  // (log_summary.h): the log is built from it without reading its directory or files. If the
+  // directory turns out not to match it, the log is loaded from its files.
+  const PartitionSummary* summary = nullptr;
 };
 
 struct AppendInfo {
@@ -226,6 +231,19 @@ class PartitionLog {
   }
   [[nodiscard]] const Clock& clock() const noexcept { return clock_; }
 
+  // The producer state's files, handed over by the transactions layer at a clean shutdown
+  // (after its last snapshot), for the log dir's summary. After a load from a summary, the bytes
+  // of the snapshot file at `offset` if the summary carried them (once; nullopt otherwise).
+  void carry_producer_state(CarriedProducerState state) {
+    carried_producers_ = std::move(state);
+    carried_log_end_ = log_end_offset_;
+  }
+  [[nodiscard]] std::optional<std::vector<std::byte>> take_carried_snapshot(std::int64_t offset);
+  // What the log dir's summary records of this log (the directory's name, identity and topic id
+  // are the LogManager's to fill in), after close(); nullopt for a log that must be read from its
+  // files next time (failed, or with an unfinished cleaner swap).
+  [[nodiscard]] std::optional<PartitionSummary> summary() const;
+
   // The listener told about rolls, segment deletions and truncations; held weakly: once it is
   // gone, nothing is called. One at a time (a new one replaces the old).
   void set_listener(std::weak_ptr<LogListener> listener) { listener_ = std::move(listener); }
@@ -332,6 +350,10 @@ class PartitionLog {
   PartitionLog(FileSystem& fs, std::filesystem::path dir, LogConfig config, const Clock& clock);
 
   [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
+  // load() from a summary instead of the directory; reads nothing.
+  [[nodiscard]] Status<Errc> restore(const RecoveryHint& hint, const PartitionSummary& summary);
+  // The part of a load after the segments are known: offsets, epochs, recovery point.
+  [[nodiscard]] Status<Errc> finish_load(const RecoveryHint& hint, bool recovered, std::size_t scanned);
   // From the directory's listing: completes or rolls back a compaction swap a crash interrupted
   // (Kafka's rules); true if it changed the directory.
   [[nodiscard]] Result<bool, Errc> finish_interrupted_swap(const std::vector<DirEntry>& entries);
@@ -388,6 +410,8 @@ class PartitionLog {
   std::uint64_t directory_synced_ = 0;
   std::vector<PendingDeletion> pending_deletions_;
   std::optional<std::vector<std::string>> listed_files_;  // take_listed_files()
+  std::optional<CarriedProducerState> carried_producers_;
+  std::int64_t carried_log_end_ = -1;  // the log end when carried_producers_ was set
   std::optional<std::int64_t> first_unstable_offset_;
   std::optional<std::int64_t> cleaner_checkpoint_;
   std::unique_ptr<CleanJob> clean_job_;  // an unfinished clean (LogCleaner)

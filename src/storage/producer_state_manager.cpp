@@ -81,13 +81,16 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
   while (!snapshots_.empty()) {
     const std::int64_t offset = snapshots_.back();
     const auto path = log.dir() / snapshot_file_name(offset);
-    auto text = storage::read_file(fs, path, kMaxSnapshotBytes);
+    // The log dir's clean-shutdown summary may carry the file's bytes.
+    std::optional<std::vector<std::byte>> carried = log.take_carried_snapshot(offset);
+    storage::IoResult<std::string> text = std::string();
+    if (!carried) text = storage::read_file(fs, path, kMaxSnapshotBytes);
     if (!text) {
       lg->error("event=producer_snapshot_unreadable {} {}", log::kv("file", path.string()),
                 log::kv("error", storage::to_string(text.error())));
       return unexpected(storage::Errc::kStorageError);
     }
-    auto decoded = decode_snapshot(as_bytes(*text));
+    auto decoded = decode_snapshot(carried ? ByteSpan(*carried) : as_bytes(*text));
     if (!decoded) {
       lg->warn("event=producer_snapshot_corrupt {} {} action=deleted", log::kv("file", path.string()),
                log::kv("error", to_string(decoded.error())));
@@ -145,10 +148,18 @@ Status<storage::Errc> ProducerStateManager::take_snapshot(storage::PartitionLog&
   const std::int64_t offset = log.log_end_offset();
   // At or below the log start a snapshot describes nothing and the next load deletes it. An
   // empty log (Kafka takes none for one either) would otherwise leave one at every shutdown.
-  if (offset <= log.log_start_offset()) return {};
-  if (std::binary_search(snapshots_.begin(), snapshots_.end(), offset)) return {};
-  auto ok = write_snapshot(log, offset);
-  prune(log);
+  Status<storage::Errc> ok;
+  if (offset > log.log_start_offset() && !std::binary_search(snapshots_.begin(), snapshots_.end(), offset)) {
+    ok = write_snapshot(log, offset);
+    prune(log);
+  }
+  // For the log dir's summary: the next start then reads no snapshot file.
+  storage::CarriedProducerState carried{snapshots_, -1, {}};
+  if (std::binary_search(snapshots_.begin(), snapshots_.end(), offset)) {
+    carried.carried_offset = offset;
+    carried.carried_bytes = encode_snapshot(table_);
+  }
+  log.carry_producer_state(std::move(carried));
   return ok;
 }
 

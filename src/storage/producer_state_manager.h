@@ -10,7 +10,9 @@
 //                batches were replayed, a snapshot is written at the log end, so the next start
 //                after a crash need not read them again.
 //   on_roll      (a LogListener event) a snapshot at the new segment's base offset.
-//   take_snapshot()  at clean shutdown: a snapshot at the log end offset.
+//   take_snapshot()  at clean shutdown: a snapshot at the log end offset, its bytes and the
+//                snapshot files handed to the log for the log dir's summary (log_summary.h), so
+//                that the next start reads no file (load() takes the bytes back from the log).
 //   expire()     drops producers idle for producer.id.expiration.ms (the broker calls it every
 //                producer.id.expiration.check.interval.ms on the partition's owner shard).
 //
@@ -49,7 +51,8 @@ class ProducerStateManager final : public storage::LogListener {
   // Rebuilds the table from the log's directory and batches (see above). On an error the table
   // holds what could be rebuilt and the error is returned (the caller logs it).
   [[nodiscard]] Status<storage::Errc> load(storage::PartitionLog& log);
-  // A snapshot at the log end offset, unless there is one at that offset already.
+  // A snapshot at the log end offset, unless there is one at that offset already; then the
+  // producer state is handed to the log (PartitionLog::carry_producer_state). Clean shutdown only.
   [[nodiscard]] Status<storage::Errc> take_snapshot(storage::PartitionLog& log);
   // Drops producers idle for the expiration time at now_ms (wall clock); returns how many.
   std::size_t expire(std::int64_t now_ms) { return table_.expire(now_ms, expiration_ms_); }

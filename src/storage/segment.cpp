@@ -118,6 +118,55 @@ Result<std::unique_ptr<Segment>, Errc> Segment::open(FileSystem& fs, const fs::p
   return segment;
 }
 
+Result<std::unique_ptr<Segment>, Errc> Segment::restore(FileSystem& fs, const fs::path& dir,
+                                                        const SegmentConfig& config, std::int64_t created_ms,
+                                                        const SegmentSummary& summary) {
+  const std::int64_t base_offset = summary.base_offset;
+  auto known = [&](std::string_view suffix, std::int64_t size) -> Result<TrackedFile, Errc> {
+    auto file = fs.open_known(dir / file_name(base_offset, suffix), OpenMode::kReadWrite, size);
+    if (!file) return unexpected(file.error().not_found() ? Errc::kNotFound : Errc::kStorageError);
+    return TrackedFile(std::move(*file));
+  };
+  auto log = known(kLogSuffix, summary.log_bytes);
+  if (!log) return unexpected(log.error());
+  auto index = known(kIndexSuffix, summary.offset_index_bytes);
+  if (!index) return unexpected(index.error());
+  auto time = known(kTimeIndexSuffix, summary.time_index_bytes);
+  if (!time) return unexpected(time.error());
+  std::unique_ptr<Segment> segment(
+      new Segment(fs, dir, base_offset, config, created_ms, {}, std::move(*log), std::move(*index), std::move(*time)));
+  if (summary.txn_index_bytes >= 0) {
+    if (auto ok = segment->txn_index_.open_known(summary.txn_index_bytes); !ok) return unexpected(ok.error());
+  }
+  constexpr std::int64_t kUnknown = SegmentSummary::kUnknown;
+  if (summary.next_offset != kUnknown) segment->next_offset_ = summary.next_offset;
+  if (summary.max_timestamp != kUnknown && summary.max_timestamp_offset != kUnknown) {
+    segment->max_timestamp_ = TimestampOffsetEntry{summary.max_timestamp, summary.max_timestamp_offset};
+  }
+  if (summary.first_batch_timestamp != kUnknown) segment->rolling_timestamp_ = summary.first_batch_timestamp;
+  if (summary.bytes_since_index_entry >= 0) segment->bytes_since_last_index_entry_ = summary.bytes_since_index_entry;
+  segment->unchanged_since_restore_ = true;
+  return segment;
+}
+
+SegmentSummary Segment::summary() const {
+  constexpr std::int64_t kUnknown = SegmentSummary::kUnknown;
+  SegmentSummary s;
+  s.base_offset = base_offset_;
+  s.log_bytes = size_bytes();
+  s.offset_index_bytes = offset_index_.file().file().size();
+  s.time_index_bytes = time_index_.file().file().size();
+  s.txn_index_bytes = txn_index_.exists() ? txn_index_.file().file().size() : -1;
+  s.next_offset = next_offset_.value_or(kUnknown);
+  if (max_timestamp_) {
+    s.max_timestamp = max_timestamp_->timestamp;
+    s.max_timestamp_offset = max_timestamp_->offset;
+  }
+  s.first_batch_timestamp = rolling_timestamp_.value_or(kUnknown);
+  s.bytes_since_index_entry = next_offset_ ? bytes_since_last_index_entry_ : -1;
+  return s;
+}
+
 Status<Errc> Segment::ensure_indexes() {
   if (offset_index_.loaded() && time_index_.loaded()) return {};
   if (!indexes_missing_) {
@@ -196,6 +245,7 @@ Result<std::int64_t, Errc> Segment::recover(const std::function<void(const Batch
   bytes_since_last_index_entry_ = since;
   rolling_timestamp_ = rolling;
   indexes_missing_ = false;
+  unchanged_since_restore_ = false;
   return cut;
 }
 
@@ -265,15 +315,19 @@ Status<Errc> Segment::append(ByteSpan bytes, std::span<const BatchHeader> batche
     since += h.size;
     next = h.next_offset();
   }
+  unchanged_since_restore_ = false;
   if (!log_.append(bytes)) {
+    append_failed_ = true;
     (void)log_.truncate(start);
     return unexpected(Errc::kStorageError);
   }
   if (!offset_index_.append(offsets)) {
+    append_failed_ = true;
     (void)log_.truncate(start);
     return unexpected(Errc::kStorageError);
   }
   if (!time_index_.append(times)) {
+    append_failed_ = true;
     (void)log_.truncate(start);
     if (!offsets.empty()) (void)offset_index_.truncate_to(offsets.front().offset);
     return unexpected(Errc::kStorageError);
@@ -508,6 +562,7 @@ Result<std::int64_t, Errc> Segment::truncate_to(std::int64_t offset) {
   if (!*batch) return std::int64_t{0};
   const std::int64_t position = (*batch)->position;
   const std::int64_t removed = size_bytes() - position;
+  unchanged_since_restore_ = false;
   if (!log_.truncate(position)) return unexpected(Errc::kStorageError);
   if (!offset_index_.truncate_to(offset) || !time_index_.truncate_to(offset) || !txn_index_.truncate_to(offset)) {
     return unexpected(Errc::kStorageError);
@@ -548,8 +603,11 @@ Status<Errc> Segment::sync_all() {
 }
 
 Status<Errc> Segment::close() {
-  if (next_offset_) {  // the active segment: the only one that may hold bytes of a failed append
-    if (!log_.truncate(size_bytes())) return unexpected(Errc::kStorageError);
+  // The active segment (the only one appended to): bytes of a failed append go, and the time
+  // index gets its final entry, unless a clean shutdown gave it that and nothing came since.
+  if (next_offset_ && !unchanged_since_restore_) {
+    if (append_failed_ && !log_.truncate(size_bytes())) return unexpected(Errc::kStorageError);
+    append_failed_ = false;
     if (auto ok = on_roll(); !ok) return ok;
   }
   return sync_all();

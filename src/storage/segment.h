@@ -39,6 +39,7 @@
 #include "storage/batch_scanner.h"
 #include "storage/errc.h"
 #include "storage/file.h"
+#include "storage/log_summary.h"
 #include "storage/offset_index.h"
 #include "storage/sync_token.h"
 #include "storage/time_index.h"
@@ -105,6 +106,19 @@ class Segment {
                                                                    std::int64_t base_offset,
                                                                    const SegmentConfig& config,
                                                                    std::int64_t created_ms, IndexFiles present);
+
+  // A segment as a clean shutdown's summary describes it (log_summary.h), reading nothing: its
+  // files come from the file system's open_known() (a FileCache opens them on first use), its
+  // indexes load on first use (load_indexes() before appending), and what the summary knew of
+  // its tail is known here.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>, Errc> restore(FileSystem& fs, const std::filesystem::path& dir,
+                                                                      const SegmentConfig& config,
+                                                                      std::int64_t created_ms,
+                                                                      const SegmentSummary& summary);
+  // What restore() needs to build this segment again (of a segment without a file suffix).
+  [[nodiscard]] SegmentSummary summary() const;
+  // Loads the indexes unless they are (rebuilding them if needed, as any first use does).
+  [[nodiscard]] Status<Errc> load_indexes() { return ensure_indexes(); }
 
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -220,6 +234,10 @@ class Segment {
   std::int64_t created_ms_;
   std::string suffix_;  // appended to every file name: "", kCleanedSuffix, kSwapSuffix, kDeletedSuffix
   bool indexes_missing_ = false;
+  // Nothing was written since restore(): a clean shutdown already gave it its final index entry.
+  bool unchanged_since_restore_ = false;
+  // An append failed: the log file may hold bytes past its logical size (close() cuts them).
+  bool append_failed_ = false;
 
   TrackedFile log_;
   OffsetIndex offset_index_;

@@ -37,6 +37,14 @@ Status<Errc> TransactionIndex::open_existing() {
   return {};
 }
 
+Status<Errc> TransactionIndex::open_known(std::int64_t size) {
+  auto file = fs_.open_known(path_, OpenMode::kReadWrite, size);
+  if (!file) return unexpected(file.error().not_found() ? Errc::kNotFound : Errc::kStorageError);
+  file_ = TrackedFile(std::move(*file));
+  entries_.reset();
+  return {};
+}
+
 Status<Errc> TransactionIndex::load() const {
   if (entries_) return {};
   std::vector<AbortedTxn> entries;

@@ -51,6 +51,8 @@ class TransactionIndex {
 
   // Opens the file if it exists (a missing file is an empty index).
   [[nodiscard]] Status<Errc> open_existing();
+  // The file, known to exist with `size` bytes (FileSystem::open_known).
+  [[nodiscard]] Status<Errc> open_known(std::int64_t size);
 
   // Appends an entry; its last offset must be larger than the previous entry's (else
   // kInvalidRecord). Creates the file on first use.

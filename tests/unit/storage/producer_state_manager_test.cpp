@@ -161,6 +161,40 @@ TEST_F(ProducerStateManagerTest, CleanShutdownSnapshotIsLoadedWithoutReadingTheL
   EXPECT_EQ(produce(producer_batch(kPid + 1, 3, 11, 1, now())).base_offset, 6);
 }
 
+TEST_F(ProducerStateManagerTest, ACleanShutdownCarriesItsSnapshotInTheLogSummarySoTheNextLoadReadsNoFile) {
+  open(true);
+  ASSERT_EQ(produce(producer_batch(kPid, 0, 0, 2, now())).base_offset, 0);
+  ASSERT_EQ(produce(producer_batch(kPid + 1, 3, 10, 1, now())).base_offset, 2);
+  ASSERT_TRUE(state->take_snapshot(*log).has_value());
+  ASSERT_TRUE(log->close().has_value());
+  ASSERT_TRUE(log->summary().has_value());
+  const PartitionSummary summary = *log->summary();
+  log.reset();
+  state.reset();
+  ASSERT_TRUE(summary.producers.has_value());
+  EXPECT_EQ(summary.producers->snapshot_offsets, snapshot_files());
+  EXPECT_EQ(summary.producers->carried_offset, 3);
+
+  // The file is damaged in place: a load that read it would drop it as corrupt and replay the log.
+  storage::testing::write_bytes_at(dir() / snapshot_file_name(3), 8, as_bytes(std::string_view("damaged")));
+  RecoveryHint hint;
+  hint.clean_shutdown = true;
+  hint.summary = &summary;
+  auto opened = PartitionLog::open(PosixFileSystem::instance(), dir(), config, clock, hint);
+  ASSERT_TRUE(opened.has_value());
+  log = std::move(*opened);
+  state = std::make_shared<ProducerStateManager>();
+  log->set_listener(state);
+  ASSERT_TRUE(state->load(*log).has_value());
+  EXPECT_EQ(state->batches_replayed(), 0);
+  EXPECT_EQ(state->table().size(), 2u);
+  EXPECT_TRUE(snapshot_files() == std::vector<std::int64_t>{3});
+  auto retry = produce(producer_batch(kPid, 0, 0, 2, now()));
+  EXPECT_EQ(retry.outcome, ProducerCheck::kDuplicate);
+  EXPECT_EQ(retry.base_offset, 0);
+  EXPECT_EQ(produce(producer_batch(kPid + 1, 3, 11, 1, now())).base_offset, 3);
+}
+
 TEST_F(ProducerStateManagerTest, AnEmptyLogTakesNoSnapshotAtShutdown) {
   // As Kafka: a snapshot at the log start would describe nothing (and the next load deletes it).
   open(true);
