@@ -15,6 +15,7 @@
 // PosixFileSystem is stateless and thread-safe.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -86,6 +87,20 @@ struct DirEntry {
   bool is_directory = false;
 };
 
+// syncfs(2) of one file system: sync() makes the written data of every file on it and the entries
+// of every directory on it durable, however many there are (one call, where per-file fsyncs cost
+// one journal commit each). Open it before the writes it must cover: Linux reports a write-back
+// error to a syncfs only through a descriptor opened before the error. A failed sync() does not
+// say which file lost data: sync each file instead. Used by one thread at a time.
+class FileSystemSync {
+ public:
+  FileSystemSync() = default;
+  FileSystemSync(const FileSystemSync&) = delete;
+  FileSystemSync& operator=(const FileSystemSync&) = delete;
+  virtual ~FileSystemSync() = default;
+  [[nodiscard]] virtual Status<IoError> sync() = 0;
+};
+
 class FileSystem {
  public:
   FileSystem() = default;
@@ -105,6 +120,12 @@ class FileSystem {
   // fsync of a directory: makes creations, renames and removals in it durable. Thread-safe.
   [[nodiscard]] virtual Status<IoError> sync_directory(const std::filesystem::path& dir) = 0;
   [[nodiscard]] virtual IoResult<bool> exists(const std::filesystem::path& path) = 0;
+  // A FileSystemSync of the file system holding dir; ENOSYS where there is none (sync file by file).
+  [[nodiscard]] virtual IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(
+      const std::filesystem::path& dir) {
+    (void)dir;
+    return unexpected(IoError{ENOSYS});
+  }
 };
 
 // The real thing: POSIX calls on the local file system.
@@ -117,6 +138,7 @@ class PosixFileSystem final : public FileSystem {
   IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
+  IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
 
   // A process-wide instance.
   static PosixFileSystem& instance() noexcept;

@@ -106,6 +106,9 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   IoResult<std::vector<DirEntry>> list(const std::filesystem::path& dir) override;
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
+  // The base file system's, not counted as a failure or told to the disk-failure observer when it
+  // fails (to open or to sync): a failed syncfs is followed by per-file syncs, which report theirs.
+  IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
 
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] FileSystem& base() const noexcept { return base_; }
