@@ -94,6 +94,24 @@ class FaultFile final : public File {
   std::int64_t size_;
 };
 
+class FaultFileSystemSync final : public FileSystemSync {
+ public:
+  FaultFileSystemSync(FaultInjectingFileSystem* owner, std::string dir) : owner_(owner), dir_(std::move(dir)) {}
+
+  Status<IoError> sync() override {
+    std::lock_guard lock(owner_->mutex_);
+    if (owner_->fail_syncs_ || !owner_->allow_operation()) return unexpected(IoError{EIO});
+    if (int e = owner_->path_fault("syncfs", dir_)) return unexpected(IoError{e});
+    ++owner_->filesystem_syncs_;
+    owner_->sync_everything();
+    return {};
+  }
+
+ private:
+  FaultInjectingFileSystem* owner_;
+  const std::string dir_;
+};
+
 FaultInjectingFileSystem::FaultInjectingFileSystem() = default;
 FaultInjectingFileSystem::~FaultInjectingFileSystem() = default;
 
@@ -242,6 +260,17 @@ Status<IoError> FaultInjectingFileSystem::sync_directory(const fs::path& dir) {
   return {};
 }
 
+IoResult<std::unique_ptr<FileSystemSync>> FaultInjectingFileSystem::open_filesystem_sync(const fs::path& dir) {
+  const std::string k = key(dir);
+  if (!fs::is_directory(k)) return unexpected(IoError{ENOENT});
+  return std::unique_ptr<FileSystemSync>(std::make_unique<FaultFileSystemSync>(this, k));
+}
+
+void FaultInjectingFileSystem::sync_everything() {
+  for (auto& [k, state] : files_) state->synced_size = state->physical_size;
+  created_unsynced_.clear();
+}
+
 IoResult<bool> FaultInjectingFileSystem::exists(const fs::path& path) {
   return PosixFileSystem::instance().exists(path);
 }
@@ -311,6 +340,11 @@ std::int64_t FaultInjectingFileSystem::file_syncs() const {
 std::int64_t FaultInjectingFileSystem::directory_syncs() const {
   std::lock_guard lock(mutex_);
   return directory_syncs_;
+}
+
+std::int64_t FaultInjectingFileSystem::filesystem_syncs() const {
+  std::lock_guard lock(mutex_);
+  return filesystem_syncs_;
 }
 
 }  // namespace weir::storage

@@ -7,17 +7,22 @@
 //    half), as a torn write would.
 //  - set_free_bytes(n): the disk has n bytes left; a write that needs more writes what fits and
 //    fails with ENOSPC (like a real full disk). nullopt: unlimited.
-//  - fail_syncs(true): sync() and sync_directory() fail with EIO and make nothing durable.
+//  - fail_syncs(true): sync(), sync_directory() and a FileSystemSync's sync() fail with EIO and
+//    make nothing durable.
 //  - set_sync_hook(fn): fn runs at the start of every file sync() (outside any lock), so tests
 //    can hold a flush cycle open.
 //  - fail_after(n): the next n mutating operations (append, truncate, sync, set_modified_time_ms,
-//    an open that may create, rename, remove, create_directory, sync_directory) succeed, every
+//    an open that may create, rename, remove, create_directory, sync_directory, a FileSystemSync's
+//    sync) succeed, every
 //    later one fails with EIO, as if the process had died there; crash() then drops what was not
 //    durable. nullopt: no limit. mutating_operations() counts them, to find every n worth trying.
 //  - fail_paths(fn): a mutating operation on a path (append, truncate, sync, set_modified_time_ms
 //    and an open that may create on a file; rename from or to it; create_directory and
-//    sync_directory on a directory) fails with errno fn(op, path) when that is not 0; op is
-//    "append", "truncate", "sync", "set_mtime", "create", "rename", "mkdir" or "sync_dir".
+//    sync_directory on a directory; a FileSystemSync's sync on the directory it was opened for)
+//    fails with errno fn(op, path) when that is not 0; op is "append", "truncate", "sync",
+//    "set_mtime", "create", "rename", "mkdir", "sync_dir" or "syncfs".
+//  - open_filesystem_sync(dir): its sync() (syncfs) makes every file and directory of this file
+//    system durable.
 //    Removals always work, so what a failed operation left can be cleaned up. Null: none.
 //
 // Simplifications: a truncate, rename or remove is durable at once (a renamed file that was not
@@ -60,6 +65,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
   IoResult<FileIdentity> identity(const std::filesystem::path& path) override;
+  IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
 
   void crash(CrashMode mode = CrashMode::kDropUnsynced);
   void set_free_bytes(std::optional<std::int64_t> bytes);
@@ -72,6 +78,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   // Counters for tests.
   [[nodiscard]] std::int64_t file_syncs() const;
   [[nodiscard]] std::int64_t directory_syncs() const;
+  [[nodiscard]] std::int64_t filesystem_syncs() const;
   [[nodiscard]] std::int64_t mutating_operations() const;
 
   // Per-file bookkeeping, shared with the open files of that path. Guarded by mutex_.
@@ -85,6 +92,9 @@ class FaultInjectingFileSystem final : public FileSystem {
 
  private:
   friend class FaultFile;
+  friend class FaultFileSystemSync;
+  // What a successful syncfs does: everything written and created so far is durable. mutex_ held.
+  void sync_everything();
   static std::string key(const std::filesystem::path& p);
   std::shared_ptr<FileState> state_for(const std::string& path, std::int64_t size);  // mutex_ held
   // Counts one mutating operation; false if fail_after() says it must fail. mutex_ held.
@@ -100,6 +110,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::function<void()> sync_hook_;
   std::int64_t file_syncs_ = 0;
   std::int64_t directory_syncs_ = 0;
+  std::int64_t filesystem_syncs_ = 0;
   std::int64_t mutating_operations_ = 0;
   std::optional<std::int64_t> operations_left_;
   PathFault path_fault_;

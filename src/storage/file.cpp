@@ -232,6 +232,32 @@ IoResult<bool> PosixFileSystem::exists(const fs::path& path) {
 
 IoResult<FileIdentity> PosixFileSystem::identity(const fs::path& path) { return detail::path_identity(path); }
 
+namespace {
+
+class PosixFileSystemSync final : public FileSystemSync {
+ public:
+  explicit PosixFileSystemSync(int fd) noexcept : fd_(fd) {}
+  ~PosixFileSystemSync() override { ::close(fd_); }
+  Status<IoError> sync() override {
+    if (::syncfs(fd_) != 0) return unexpected(detail::last_error());
+    return {};
+  }
+
+ private:
+  const int fd_;
+};
+
+}  // namespace
+
+IoResult<std::unique_ptr<FileSystemSync>> PosixFileSystem::open_filesystem_sync(const fs::path& dir) {
+  int fd = -1;
+  do {
+    fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return unexpected(detail::last_error());
+  return std::unique_ptr<FileSystemSync>(std::make_unique<PosixFileSystemSync>(fd));
+}
+
 PosixFileSystem& PosixFileSystem::instance() noexcept {
   static PosixFileSystem fs;
   return fs;

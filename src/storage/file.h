@@ -98,6 +98,20 @@ struct FileIdentity {
   friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
 };
 
+// syncfs(2) of one file system: sync() makes the written data of every file on it and the entries
+// of every directory on it durable, however many there are (one call, where per-file fsyncs cost
+// one journal commit each). Open it before the writes it must cover: Linux reports a write-back
+// error to a syncfs only through a descriptor opened before the error. A failed sync() does not
+// say which file lost data: sync each file instead. Used by one thread at a time.
+class FileSystemSync {
+ public:
+  FileSystemSync() = default;
+  FileSystemSync(const FileSystemSync&) = delete;
+  FileSystemSync& operator=(const FileSystemSync&) = delete;
+  virtual ~FileSystemSync() = default;
+  [[nodiscard]] virtual Status<IoError> sync() = 0;
+};
+
 class FileSystem {
  public:
   FileSystem() = default;
@@ -128,6 +142,12 @@ class FileSystem {
                                                                    std::int64_t /*size*/) {
     return open(path, mode);
   }
+  // A FileSystemSync of the file system holding dir; ENOSYS where there is none (sync file by file).
+  [[nodiscard]] virtual IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(
+      const std::filesystem::path& dir) {
+    (void)dir;
+    return unexpected(IoError{ENOSYS});
+  }
 };
 
 // The real thing: POSIX calls on the local file system.
@@ -141,6 +161,7 @@ class PosixFileSystem final : public FileSystem {
   Status<IoError> sync_directory(const std::filesystem::path& dir) override;
   IoResult<bool> exists(const std::filesystem::path& path) override;
   IoResult<FileIdentity> identity(const std::filesystem::path& path) override;
+  IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
 
   // A process-wide instance.
   static PosixFileSystem& instance() noexcept;

@@ -300,6 +300,10 @@ Status<IoError> FileCache::sync_directory(const fs::path& dir) {
   return ok;
 }
 
+IoResult<std::unique_ptr<FileSystemSync>> FileCache::open_filesystem_sync(const fs::path& dir) {
+  return base_.open_filesystem_sync(dir);
+}
+
 IoResult<bool> FileCache::exists(const fs::path& path) {
   auto ok = base_.exists(path);
   if (!ok) fail("exists", path, ok.error(), false);

@@ -111,6 +111,9 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   // shorter than `size` then fails with EIO, a longer one is cut to `size`).
   IoResult<std::shared_ptr<File>> open_known(const std::filesystem::path& path, OpenMode mode,
                                              std::int64_t size) override;
+  // The base file system's, not counted as a failure or told to the disk-failure observer when it
+  // fails (to open or to sync): a failed syncfs is followed by per-file syncs, which report theirs.
+  IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
 
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] FileSystem& base() const noexcept { return base_; }

@@ -67,6 +67,10 @@ struct LogManagerOptions {
   DiskFailureObserver on_disk_failure;
   // Threads that open the partition logs found at start (Kafka's num.recovery.threads.per.data.dir).
   std::size_t load_threads = 1;
+  // prepare() of at least this many new partitions makes their files durable with syncfs(2)
+  // (FileSystem::open_filesystem_sync) rather than per-file and per-directory fsyncs; after a
+  // failed syncfs, never again.
+  std::size_t syncfs_min_partitions = 64;
 };
 
 class LogManager {
@@ -163,6 +167,13 @@ class LogManager {
                      const std::optional<IoFailure>& failure);
   // Partitions whose directory prepare() made and create() has not opened yet.
   std::set<TopicPartition> prepared_;
+  // prepare()'s helpers: where a file is written before it is renamed into place; a file written
+  // without a sync (removed again if that fails); a syncfs, which on failure logs it and sets
+  // syncfs_failed_.
+  [[nodiscard]] static std::filesystem::path temporary_path(const std::filesystem::path& path);
+  [[nodiscard]] Status<Errc> write_unsynced(const std::filesystem::path& path, std::string_view content);
+  [[nodiscard]] bool sync_filesystem(FileSystemSync& whole);
+  bool syncfs_failed_ = false;
   struct Entry {
     std::unique_ptr<PartitionLog> log;
     std::optional<Uuid> topic_id;

@@ -262,6 +262,21 @@ def test_data_and_topics_survive_kill_9(weir, topic_name):
     assert more[0][2] == max(o for _, p, o, _, _ in reports if p == more[0][1]) + 1
 
 
+def test_a_large_topic_survives_kill_9_right_after_its_creation(weir, topic_name):
+    """500 partitions are made durable by LogManager::prepare's syncfs batch before the
+    CreateTopics response: killed at once, the broker restarts with every one of them led and
+    writable."""
+    create_topic(weir, topic_name, partitions=500).check()
+    weir.kill()
+    weir.restart()
+    md = AdminClient({"bootstrap.servers": weir.bootstrap}).list_topics(topic_name, timeout=30)
+    parts = md.topics[topic_name].partitions
+    assert len(parts) == 500
+    assert all(p.leader >= 0 for p in parts.values())
+    reports = produce(weir, topic_name, [(b"k", b"v", 499)])
+    assert reports[0][1] == 499 and reports[0][2] == 0
+
+
 def test_produce_to_unknown_topic_without_auto_create(weir_factory, topic_name):
     b = weir_factory(settings={"auto.create.topics.enable": "false"})
     p = Producer({"bootstrap.servers": b.bootstrap, "message.timeout.ms": 3000})

@@ -86,7 +86,8 @@ def test_full_disk_refuses_writes_keeps_acknowledged_data_and_recovers(weir_fact
     b.stop()  # a clean exit (code 0) after all that
 
 
-def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small_disk, topic_name):
+@pytest.mark.parametrize("partitions", [8, 200])  # 200: LogManager::prepare's syncfs batch
+def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small_disk, topic_name, partitions):
     """A CreateTopics whose logs cannot be created answers KAFKA_STORAGE_ERROR, leaves no topic
     (in Metadata or on disk) behind, logs the errno; once space is freed, topics can be created
     again at once, and after a restart the same topic can be created and used."""
@@ -98,7 +99,7 @@ def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small
     filler = small_disk / "filler"
     # Fill the disk: dd stops at ENOSPC (non-zero exit, expected).
     subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M"], capture_output=True)
-    fut = admin.create_topics([NewTopic(topic_name, 8, 1)], request_timeout=30)[topic_name]
+    fut = admin.create_topics([NewTopic(topic_name, partitions, 1)], request_timeout=30)[topic_name]
     with pytest.raises(Exception) as failed:
         fut.result(60)
     assert failed.value.args[0].name() == "KAFKA_STORAGE_ERROR", failed.value
@@ -117,7 +118,7 @@ def test_create_topics_on_a_full_disk_leaves_no_topic_behind(weir_factory, small
     b.restart()
     admin = AdminClient({"bootstrap.servers": b.bootstrap})
     assert topic_name not in admin.list_topics(timeout=30).topics
-    admin.create_topics([NewTopic(topic_name, 8, 1)])[topic_name].result(60)
+    admin.create_topics([NewTopic(topic_name, partitions, 1)])[topic_name].result(60)
     acked, errors = produce(b.bootstrap, topic_name, 100)
     assert (len(acked), errors) == (100, {})
     b.stop()

@@ -239,5 +239,44 @@ TEST(CreatePartitionsFaultTest, MetadataCommitFailureAnswersAnErrorAndRemovesThe
   EXPECT_EQ(partition_dirs(dir.path(), "grow"), (std::vector<std::string>{"grow-0", "grow-1"}));
 }
 
+// A topic of 100 partitions goes through LogManager::prepare's syncfs batch (files written
+// unsynced, one syncfs): one partition whose partition.metadata does not fit fails the topic the
+// same way, and nothing of it is left; a failing syncfs falls back to per-file syncs, which work
+// here, so the next topic is created whole and is there after a restart.
+TEST(CreateTopicsBatchFaultTest, ALargeTopicFailsWholeOrIsCreatedWhole) {
+  storage::testing::TempDir dir;
+  storage::FaultInjectingFileSystem faulty;
+  const std::string target = (dir.path() / "big-50" / "partition.metadata").string();
+  {
+    Node node(dir.path(), faulty);
+    ASSERT_EQ(node.start_error(), "");
+    faulty.fail_paths([&](std::string_view op, const std::string& path) {
+      if (op == "syncfs") return EIO;
+      return op == "create" && path == target ? ENOSPC : 0;
+    });
+    const auto resp = node.create_topics({{"big", 100}, {"fine", 3}});
+    ASSERT_EQ(resp.topics.size(), 2U);
+    const auto& big = resp.topics[0].name == "big" ? resp.topics[0] : resp.topics[1];
+    const auto& fine = resp.topics[0].name == "fine" ? resp.topics[0] : resp.topics[1];
+    EXPECT_EQ(big.error_code, kStorageError);
+    EXPECT_NE(big.error_message.value_or("").find("No space left on device"), std::string::npos)
+        << big.error_message.value_or("");
+    EXPECT_EQ(fine.error_code, 0) << fine.error_message.value_or("");
+    EXPECT_EQ(node.partitions("big"), 0);
+    EXPECT_EQ(partition_dirs(dir.path(), "big"), std::vector<std::string>{});
+    const auto again = node.create_topics({{"large", 100}});  // syncfs still failing
+    faulty.fail_paths(nullptr);
+    EXPECT_EQ(again.topics.at(0).error_code, 0) << again.topics.at(0).error_message.value_or("");
+    EXPECT_EQ(node.partitions("large"), 100);
+  }
+  storage::FaultInjectingFileSystem clean;
+  Node node(dir.path(), clean);
+  ASSERT_EQ(node.start_error(), "");
+  EXPECT_EQ(node.partitions("big"), 0);
+  EXPECT_EQ(node.partitions("fine"), 3);
+  EXPECT_EQ(node.partitions("large"), 100);
+  EXPECT_EQ(partition_dirs(dir.path(), "large").size(), 100U);
+}
+
 }  // namespace
 }  // namespace weir::broker

@@ -20,17 +20,47 @@ class LogManagerTest : public ::testing::Test {
   FaultInjectingFileSystem fs;
   ManualClock clock;
   std::unique_ptr<LogManager> manager;
+  LogManagerOptions manager_options;
   const Uuid topic_id = Uuid(0x1234, 0x5678);
 
   std::filesystem::path dir() const { return tmp.path() / "data"; }
 
   void open() {
     manager.reset();
-    auto opened = LogManager::open(fs, dir(), clock, {});
+    auto opened = LogManager::open(fs, dir(), clock, manager_options);
     ASSERT_TRUE(opened.has_value()) << opened.error();
     manager = std::move(*opened);
   }
   void SetUp() override { open(); }
+  // The process dies (no log open), the disk loses what was not durable, the broker starts again.
+  void crash_and_reopen() {
+    manager.reset();
+    fs.crash();
+    open();
+  }
+  static std::vector<std::pair<TopicPartition, Uuid>> partitions_of(const std::string& topic, int count, Uuid id) {
+    std::vector<std::pair<TopicPartition, Uuid>> out;
+    for (int p = 0; p < count; ++p) out.emplace_back(TopicPartition{topic, p}, id);
+    return out;
+  }
+  // Leader epoch `epoch` for every partition.
+  static std::vector<std::int32_t> epochs(int count, std::int32_t epoch) {
+    return std::vector<std::int32_t>(static_cast<std::size_t>(count), epoch);
+  }
+  // The partitions of topic whose directory exists, and whether any file is left half-written.
+  int directories_of(const std::string& topic) const {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir())) {
+      if (e.path().filename().string().starts_with(topic + "-")) ++n;
+    }
+    return n;
+  }
+  bool temporary_files_left() const {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir())) {
+      if (e.path().extension() == ".tmp") return true;
+    }
+    return false;
+  }
 
   PartitionLog& create(const TopicPartition& tp) {
     auto log = manager->create(tp, topic_id, LogConfig{});
@@ -221,6 +251,135 @@ TEST_F(LogManagerTest, APartitionThatCannotBeLoadedFailsTheLoadWhateverTheThread
   options.load_threads = 3;
   auto opened = LogManager::open(fs, dir(), clock, options);
   EXPECT_FALSE(opened.has_value());
+}
+
+// Many new partitions at once: one syncfs instead of four fsyncs a partition.
+TEST_F(LogManagerTest, ManyNewPartitionsAreMadeDurableBySyncfsAndSurviveACrash) {
+  manager_options.syncfs_min_partitions = 8;
+  open();
+  const std::int64_t file_syncs = fs.file_syncs();
+  const std::int64_t directory_syncs = fs.directory_syncs();
+  const auto prepared = manager->prepare(partitions_of("a", 20, topic_id), epochs(20, 4));
+  for (const auto& p : prepared) EXPECT_TRUE(p.ok());
+  EXPECT_EQ(fs.filesystem_syncs(), 1);
+  EXPECT_EQ(fs.file_syncs(), file_syncs);
+  EXPECT_EQ(fs.directory_syncs(), directory_syncs);
+  EXPECT_FALSE(temporary_files_left());
+  manager.reset();
+  fs.crash();
+  for (int p = 0; p < 20; ++p) {
+    EXPECT_EQ(text("a-" + std::to_string(p) + "/leader-epoch-checkpoint"), "0\n1\n4 0\n") << p;
+  }
+  open();
+  for (int p = 0; p < 20; ++p) {
+    ASSERT_NE(manager->get({"a", p}), nullptr) << p;
+    EXPECT_EQ(manager->topic_id({"a", p}), topic_id);
+  }
+  // Fewer than syncfs_min_partitions: each partition's files synced on their own, as before.
+  ASSERT_TRUE(manager->prepare(partitions_of("b", 3, topic_id)).front().ok());
+  EXPECT_EQ(fs.filesystem_syncs(), 1);
+  EXPECT_GT(fs.file_syncs(), file_syncs);
+}
+
+TEST_F(LogManagerTest, AFailedSyncfsFallsBackToSyncingEachFileForGood) {
+  manager_options.syncfs_min_partitions = 8;
+  open();
+  int attempts = 0;
+  fs.fail_paths([&](std::string_view op, const std::string&) {
+    if (op != "syncfs") return 0;
+    ++attempts;
+    return EIO;
+  });
+  const std::int64_t file_syncs = fs.file_syncs();
+  for (const auto& p : manager->prepare(partitions_of("a", 10, topic_id), epochs(10, 1))) EXPECT_TRUE(p.ok());
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(fs.file_syncs() - file_syncs, 20) << "partition.metadata and leader-epoch-checkpoint each";
+  for (const auto& p : manager->prepare(partitions_of("b", 10, topic_id))) EXPECT_TRUE(p.ok());
+  EXPECT_EQ(attempts, 1) << "no syncfs after one failed";
+  EXPECT_FALSE(temporary_files_left());
+  crash_and_reopen();
+  for (const char* topic : {"a", "b"}) {
+    for (int p = 0; p < 10; ++p) EXPECT_EQ(manager->topic_id({topic, p}), topic_id) << topic << p;
+  }
+}
+
+// Directories a crash left (not made here) get their files written aside and renamed into place
+// after the first syncfs; a second makes the renames durable.
+TEST_F(LogManagerTest, ASyncfsFailingAfterTheRenamesSyncsEachDirectoryInstead) {
+  manager_options.syncfs_min_partitions = 8;
+  open();
+  for (int p = 0; p < 5; ++p) std::filesystem::create_directories(dir() / ("a-" + std::to_string(p)));
+  int attempts = 0;
+  fs.fail_paths([&](std::string_view op, const std::string&) { return op == "syncfs" && ++attempts == 2 ? EIO : 0; });
+  const std::int64_t file_syncs = fs.file_syncs();
+  const std::int64_t directory_syncs = fs.directory_syncs();
+  for (const auto& p : manager->prepare(partitions_of("a", 10, topic_id))) EXPECT_TRUE(p.ok());
+  EXPECT_EQ(fs.file_syncs(), file_syncs) << "their data was durable by the first syncfs";
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(fs.directory_syncs() - directory_syncs, 11) << "each partition's, then the log dir";
+  EXPECT_FALSE(temporary_files_left());
+  crash_and_reopen();
+  for (int p = 0; p < 10; ++p) EXPECT_EQ(manager->topic_id({"a", p}), topic_id) << p;
+}
+
+TEST_F(LogManagerTest, ABatchThatCannotBeSyncedLeavesNothingBehind) {
+  manager_options.syncfs_min_partitions = 8;
+  open();
+  fs.fail_syncs(true);
+  for (const auto& p : manager->prepare(partitions_of("a", 10, topic_id), epochs(10, 0))) {
+    EXPECT_FALSE(p.ok());
+    ASSERT_TRUE(p.failure.has_value());
+    EXPECT_EQ(p.failure->error, IoError{EIO});
+  }
+  EXPECT_EQ(directories_of("a"), 0);
+  fs.fail_syncs(false);
+  for (const auto& p : manager->prepare(partitions_of("a", 10, topic_id), epochs(10, 0))) EXPECT_TRUE(p.ok());
+  crash_and_reopen();
+  for (int p = 0; p < 10; ++p) EXPECT_EQ(manager->topic_id({"a", p}), topic_id) << p;
+}
+
+TEST_F(LogManagerTest, ABatchOnAFullDiskKeepsThePartitionsThatFitAndNothingOfTheOthers) {
+  manager_options.syncfs_min_partitions = 8;
+  open();
+  fs.set_free_bytes(1000);  // room for some partitions' files, not all
+  const auto prepared = manager->prepare(partitions_of("a", 40, topic_id), epochs(40, 2));
+  fs.set_free_bytes(std::nullopt);
+  std::vector<int> kept;
+  for (int p = 0; p < 40; ++p) {
+    const std::string name = "a-" + std::to_string(p);
+    if (prepared[static_cast<std::size_t>(p)].ok()) {
+      kept.push_back(p);
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(dir() / name)) << name;
+    }
+  }
+  EXPECT_FALSE(kept.empty());
+  EXPECT_LT(kept.size(), 40u);
+  EXPECT_FALSE(temporary_files_left());
+  crash_and_reopen();
+  for (int p : kept) EXPECT_EQ(manager->topic_id({"a", p}), topic_id) << p;
+  EXPECT_EQ(directories_of("a"), static_cast<int>(kept.size()));
+}
+
+// The process dies at every point of a batch: each partition it reported prepared survives.
+TEST_F(LogManagerTest, ABatchCutShortAnywhereKeepsEveryPartitionItReported) {
+  manager_options.syncfs_min_partitions = 4;
+  open();
+  const std::int64_t before = fs.mutating_operations();
+  (void)manager->prepare(partitions_of("probe", 6, topic_id), epochs(6, 0));
+  const std::int64_t operations = fs.mutating_operations() - before;
+  ASSERT_GT(operations, 0);
+  for (std::int64_t n = 0; n <= operations; ++n) {
+    const std::string topic = "t" + std::to_string(n);
+    fs.fail_after(n);
+    const auto prepared = manager->prepare(partitions_of(topic, 6, topic_id), epochs(6, 0));
+    fs.fail_after(std::nullopt);
+    crash_and_reopen();
+    for (int p = 0; p < 6; ++p) {
+      if (!prepared[static_cast<std::size_t>(p)].ok()) continue;
+      EXPECT_EQ(manager->topic_id({topic, p}), topic_id) << "after " << n << " operations: " << topic << "-" << p;
+    }
+  }
 }
 
 }  // namespace
