@@ -24,9 +24,10 @@ single-node KRaft Kafka 4.3.1), one after the other:
     takes a steady produce (raw Produce v3, acks=1, one 100-byte record a request, one request in
     flight, --probe-rate a second) on its own connection, first alone for --probe-seconds, then
     as long again while --md-loaders other connections (each a process of its own) request
-    Metadata v1 of all topics back to back. Per request: send to response read ("latency") and
-    the scheduled send time to response read ("scheduled", which also counts the requests a stall
-    held back). p50/p99/p99.9 alone and under the load, the ratios, and the Metadata round trips
+    Metadata v1 of all topics back to back. Per request: send to response read ("latency"); and
+    per slot of the schedule, its time to the response read of the request that took it or held
+    it back ("scheduled": a stall counts once per slot it covered; a late probe skips the slots
+    it missed rather than catching up back to back). p50/p99/p99.9 alone and under the load, the ratios, and the Metadata round trips
     under load. All on this machine's 2 cores: the clients' CPU competes with the broker's;
 Then idle connections: a fresh broker, --connections TCP connections each having sent ApiVersions
 (v3), RSS before and with them open, broker CPU seconds over --idle-seconds with them open.
@@ -325,8 +326,14 @@ def produce_probe(host: str, port: int, rate: float, seconds: float) -> dict:
             if (err := produce_v3_error(body)):
                 raise RuntimeError(f"produce failed: error {err}")
             latency.append((t1 - t0) * 1000)
-            scheduled.append((t1 - next_send) * 1000)
-            next_send += interval
+            # This request's slot and every slot that came due while it was in flight: those
+            # requests would have waited for it (one in flight). The next goes at the next slot,
+            # never back to back to catch up (that would measure a different, hotter client).
+            slot = next_send
+            while slot <= t1 and slot < end:
+                scheduled.append((t1 - slot) * 1000)
+                slot += interval
+            next_send = max(slot, next_send + interval)
     out = {"count": len(latency)}
     for name, values in (("latency", latency), ("scheduled", scheduled)):
         for q, label in ((0.5, "p50"), (0.99, "p99"), (0.999, "p99.9")):
@@ -425,9 +432,10 @@ def partitions_run(kind: str, n: int, workdir: Path, cfg) -> dict:
         b.start()
         t0 = time.monotonic()
         with wire.Connection(b.host, b.port, timeout=300) as c:
-            there = led_partitions(c.metadata_v1(), prefix)
-        if there >= n and cfg.only:  # a kept --workdir: the partitions of an earlier run
+            there = any(t.name.startswith(prefix) for t in c.metadata_v1().topics)
+        if there and cfg.only:  # a kept --workdir: the partitions of an earlier run, led once loaded
             names = [f"{prefix}{i}" for i in range((n + TOPIC_PARTITIONS - 1) // TOPIC_PARTITIONS)]
+            wait_led(b, prefix, n, timeout=1800)
             log(f"  {kind} {n}: the partitions are already there")
         else:
             names = create_partitions(b, prefix, n)
