@@ -27,8 +27,9 @@ single-node KRaft Kafka 4.3.1), one after the other:
     Metadata v1 of all topics back to back. Per request: send to response read ("latency"); and
     per slot of the schedule, its time to the response read of the request that took it or held
     it back ("scheduled": a stall counts once per slot it covered; a late probe skips the slots
-    it missed rather than catching up back to back). p50/p99/p99.9 alone and under the load, the ratios, and the Metadata round trips
-    under load. All on this machine's 2 cores: the clients' CPU competes with the broker's;
+    it missed rather than catching up back to back). p50/p99/p99.9 alone and under the load,
+    the ratios, and the Metadata round trips under load. All on this machine's 2 cores: the clients' CPU competes with the broker's. The
+    probe's topic stays: the steps after it see N + 1 partitions;
 Then idle connections: a fresh broker, --connections TCP connections each having sent ApiVersions
 (v3), RSS before and with them open, broker CPU seconds over --idle-seconds with them open.
 Where Kafka cannot do a step the error is recorded instead of a number.
@@ -531,7 +532,7 @@ ROWS = [
     ("metadata_bytes", "Metadata v1 response size", "bytes"),
     ("dtp_first_page_ms", "DescribeTopicPartitions first page (2,000 partitions) round trip, via kreq", "ms"),
     ("dtp_walk_s", "DescribeTopicPartitions: every page, all partitions, via kreq", "s"),
-    ("dtp_partitions", "partitions DescribeTopicPartitions listed", "count"),
+    ("dtp_partitions", "partitions DescribeTopicPartitions listed (N + 1: the probe's topic)", "count"),
     ("write_each_s", "one record to every partition (acks=1)", "s"),
     ("produce_spread_rps", "produce 100,000 x 1 KiB round-robin over all partitions, client defaults", "records/s"),
     ("consume_spread_rps", "read every partition from its start (assign)", "records/s"),
