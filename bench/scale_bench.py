@@ -19,17 +19,31 @@ single-node KRaft Kafka 4.3.1), one after the other:
     acks=all, idempotent; linger.ms=5), then every partition read from its start with assign():
     records/s each; then RSS again;
   - a clean restart: process start to Metadata listing every partition with a leader, RSS after;
+  - Metadata under produce (`--only metadata-load` runs this step alone, after creating the
+    partitions or finding them already there in `--workdir`): a one-partition topic of its own
+    takes a steady produce (raw Produce v3, acks=1, one 100-byte record a request, one request in
+    flight, --probe-rate a second) on its own connection, first alone for --probe-seconds, then
+    as long again while --md-loaders other connections (each a process of its own) request
+    Metadata v1 of all topics back to back. Per request: send to response read ("latency"); and
+    per slot of the schedule, its time to the response read of the request that took it or held
+    it back ("scheduled": a stall counts once per slot it covered; a late probe skips the slots
+    it missed rather than catching up back to back). p50/p99/p99.9 alone and under the load,
+    the ratios, and the Metadata round trips under load. All on this machine's 2 cores: the clients' CPU competes with the broker's. The
+    probe's topic stays: the steps after it see N + 1 partitions;
 Then idle connections: a fresh broker, --connections TCP connections each having sent ApiVersions
 (v3), RSS before and with them open, broker CPU seconds over --idle-seconds with them open.
 Where Kafka cannot do a step the error is recorded instead of a number.
 
-Writes bench/results/scale.json and bench/results/scale.md (weir / Kafka ratios). Not part of
+Writes bench/results/scale.json and bench/results/scale.md (weir / Kafka ratios; with --only,
+scale-<step>.json and .md). Not part of
 `make bench` (a 10,000-partition Kafka takes minutes to create and restart on 2 cores).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import multiprocessing
 import os
 import resource
 import socket
@@ -234,13 +248,182 @@ def consume_spread(b, names: list[str], n: int, expected: int) -> float:
         c.close()
 
 
+# ----------------------------------------------------------------------------- Metadata under produce
+PROBE_TOPIC = "md-load-probe"
+PRODUCE = 0
+
+
+def _probe_batch() -> bytes:
+    """One uncompressed RecordBatch v2 holding one 100-byte record (built once, sent every time:
+    acks=1 without idempotence, so the broker assigns the offsets)."""
+    def zigzag(n: int) -> bytes:
+        v = (n << 1) ^ (n >> 63)
+        out = bytearray()
+        while True:
+            if v < 0x80:
+                out.append(v)
+                return bytes(out)
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+
+    value = b"p" * 100
+    record = b"\x00" + zigzag(0) + zigzag(0) + zigzag(-1) + zigzag(len(value)) + value + zigzag(0)
+    now_ms = int(time.time() * 1000)
+    after_crc = struct.pack(">hiqqqhii", 0, 0, now_ms, now_ms, -1, -1, -1, 1) + zigzag(len(record)) + record
+    crc = 0xFFFFFFFF
+    for byte in after_crc:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    crc ^= 0xFFFFFFFF
+    rest = struct.pack(">ibI", -1, 2, crc) + after_crc
+    return struct.pack(">qi", 0, len(rest)) + rest
+
+
+def encode_produce_v3(correlation_id: int, topic: str, partition: int, batch: bytes) -> bytes:
+    w = wire.Writer().string(None).int16(1).int32(30_000)  # transactional id, acks=1, timeout
+    w.int32(1).string(topic).int32(1).int32(partition).int32(len(batch)).raw(batch)
+    return wire.frame(wire.request_header(PRODUCE, 3, correlation_id, "scale-bench-probe") + w.bytes())
+
+
+def produce_v3_error(body: bytes) -> int:
+    """The partition's error code in a Produce v3 response to one partition (after the header)."""
+    r = wire.Reader(body)
+    r.array_len()
+    r.string()
+    r.array_len()
+    r.int32()
+    return r.int16()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least q of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def produce_probe(host: str, port: int, rate: float, seconds: float) -> dict:
+    """A steady acks=1 produce to PROBE_TOPIC-0, one request in flight: per-request latency (ms)
+    from send to response, and from the scheduled send time to response."""
+    batch = _probe_batch()
+    latency, scheduled = [], []
+    with wire.Connection(host, port, timeout=60) as c:
+        for _ in range(20):  # warm: the connection, the partition's files
+            cid = c.correlation_id()
+            if (err := produce_v3_error(c.roundtrip(encode_produce_v3(cid, PROBE_TOPIC, 0, batch), cid, False))):
+                raise RuntimeError(f"warm-up produce failed: error {err}")
+        interval = 1.0 / rate
+        next_send = time.perf_counter()
+        end = next_send + seconds
+        while next_send < end:
+            wait = next_send - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            cid = c.correlation_id()
+            req = encode_produce_v3(cid, PROBE_TOPIC, 0, batch)
+            t0 = time.perf_counter()
+            body = c.roundtrip(req, cid, False)
+            t1 = time.perf_counter()
+            if (err := produce_v3_error(body)):
+                raise RuntimeError(f"produce failed: error {err}")
+            latency.append((t1 - t0) * 1000)
+            # This request's slot and every slot that came due while it was in flight: those
+            # requests would have waited for it (one in flight). The next goes at the next slot,
+            # never back to back to catch up (that would measure a different, hotter client).
+            slot = next_send
+            while slot <= t1 and slot < end:
+                scheduled.append((t1 - slot) * 1000)
+                slot += interval
+            next_send = max(slot, next_send + interval)
+    out = {"count": len(latency)}
+    for name, values in (("latency", latency), ("scheduled", scheduled)):
+        for q, label in ((0.5, "p50"), (0.99, "p99"), (0.999, "p99.9")):
+            out[f"{name}_{label}_ms"] = percentile(values, q)
+        out[f"{name}_max_ms"] = max(values)
+    return out
+
+
+def _metadata_loader(host: str, port: int, ready, stop, results) -> None:
+    """Child process: Metadata v1 of all topics back to back on one connection until `stop` is
+    set; sends its round trips (ms) to `results`. The response is read, not parsed."""
+    times: list[float] = []
+    try:
+        with wire.Connection(host, port, timeout=300) as c:
+            while not stop.is_set():
+                cid = c.correlation_id()
+                req = wire.encode_metadata_v1_request(cid, None)
+                t0 = time.perf_counter()
+                c.send_raw(req)
+                c.recv_frame()
+                times.append((time.perf_counter() - t0) * 1000)
+                if len(times) == 1:
+                    ready.release()
+        results.send(times)
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        ready.release()
+        results.send(f"{type(e).__name__}: {e}")
+
+
+def metadata_load(b, loaders: int, rate: float, seconds: float) -> dict:
+    """The produce probe alone, then while `loaders` connections request Metadata back to back."""
+    out: dict = {"loaders": loaders, "rate": rate, "seconds": seconds}
+    alone = produce_probe(b.host, b.port, rate, seconds)
+    ctx = multiprocessing.get_context("fork")
+    ready, stop = ctx.Semaphore(0), ctx.Event()
+    pipes, procs = [], []
+    for _ in range(loaders):
+        receive, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_metadata_loader, args=(b.host, b.port, ready, stop, send), daemon=True)
+        proc.start()
+        pipes.append(receive)
+        procs.append(proc)
+    try:
+        for _ in range(loaders):  # every loader has had one answer: the load is on
+            if not ready.acquire(timeout=300):
+                raise TimeoutError("a Metadata loader got no answer in 300 s")
+        loaded = produce_probe(b.host, b.port, rate, seconds)
+    finally:
+        stop.set()
+        got = [p.recv() if p.poll(600) else "no result" for p in pipes]
+        for proc in procs:
+            proc.join(30)
+    errors = [g for g in got if isinstance(g, str)]
+    if errors:
+        raise RuntimeError(f"Metadata loader: {errors[0]}")
+    rtts = [t for g in got for t in g[1:]]  # the first of each loader ran before the window
+    for k, v in alone.items():
+        out[f"alone_{k}"] = v
+    for k, v in loaded.items():
+        out[f"loaded_{k}"] = v
+    for name in ("latency", "scheduled"):
+        for label in ("p50", "p99", "p99.9"):
+            out[f"{name}_{label}_ratio"] = loaded[f"{name}_{label}_ms"] / alone[f"{name}_{label}_ms"]
+    out["metadata_count"] = len(rtts)
+    if rtts:
+        out["metadata_p50_ms"] = percentile(rtts, 0.5)
+        out["metadata_p99_ms"] = percentile(rtts, 0.99)
+        out["metadata_max_ms"] = max(rtts)
+    return out
+
+
+def create_probe_topic(b) -> None:
+    # All topics: naming it in Metadata v1 would create it (v1 always allows auto-creation).
+    with wire.Connection(b.host, b.port, timeout=120) as c:
+        if any(t.name == PROBE_TOPIC and t.error_code == 0 for t in c.metadata_v1().topics):
+            return
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    for f in admin.create_topics([NewTopic(PROBE_TOPIC, 1, 1)], operation_timeout=120).values():
+        f.result(timeout=180)
+    wait_led(b, PROBE_TOPIC, 1, timeout=180)
+
+
 def make_broker(kind: str, workdir: Path):
     if kind == "weir":
         return WeirBroker(workdir / "weir")
     return KafkaBroker(workdir / "kafka")
 
 
-def partitions_run(kind: str, n: int, workdir: Path) -> dict:
+def partitions_run(kind: str, n: int, workdir: Path, cfg) -> dict:
     out: dict = {}
     b = make_broker(kind, workdir)
     b.start_timeout = 1800
@@ -249,12 +432,26 @@ def partitions_run(kind: str, n: int, workdir: Path) -> dict:
     try:
         b.start()
         t0 = time.monotonic()
-        names = create_partitions(b, prefix, n)
-        wait_led(b, prefix, n, timeout=1800)
-        out["create_s"] = time.monotonic() - t0
+        with wire.Connection(b.host, b.port, timeout=300) as c:
+            there = any(t.name.startswith(prefix) for t in c.metadata_v1().topics)
+        if there and cfg.only:  # a kept --workdir: the partitions of an earlier run, led once loaded
+            names = [f"{prefix}{i}" for i in range((n + TOPIC_PARTITIONS - 1) // TOPIC_PARTITIONS)]
+            wait_led(b, prefix, n, timeout=1800)
+            log(f"  {kind} {n}: the partitions are already there")
+        else:
+            names = create_partitions(b, prefix, n)
+            wait_led(b, prefix, n, timeout=1800)
+            out["create_s"] = time.monotonic() - t0
+        if cfg.only == "metadata-load":
+            create_probe_topic(b)
+            out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
+            out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds)
+            return out
         out["idle_rss_mib"] = rss_mib(b.pid)
         out["idle_fds"] = open_fds(b.pid)
         out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
+        create_probe_topic(b)
+        out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds)
         out["dtp_first_page_ms"], out["dtp_walk_s"], out["dtp_partitions"] = describe_partitions(b)
         out["write_each_s"] = write_each(b, names, n)
         out["produce_spread_rps"] = produce_spread(b, names, n)
@@ -335,7 +532,7 @@ ROWS = [
     ("metadata_bytes", "Metadata v1 response size", "bytes"),
     ("dtp_first_page_ms", "DescribeTopicPartitions first page (2,000 partitions) round trip, via kreq", "ms"),
     ("dtp_walk_s", "DescribeTopicPartitions: every page, all partitions, via kreq", "s"),
-    ("dtp_partitions", "partitions DescribeTopicPartitions listed", "count"),
+    ("dtp_partitions", "partitions DescribeTopicPartitions listed (N + 1: the probe's topic)", "count"),
     ("write_each_s", "one record to every partition (acks=1)", "s"),
     ("produce_spread_rps", "produce 100,000 x 1 KiB round-robin over all partitions, client defaults", "records/s"),
     ("consume_spread_rps", "read every partition from its start (assign)", "records/s"),
@@ -344,6 +541,23 @@ ROWS = [
     ("restart_s", "clean restart: process start to all partitions led", "s"),
     ("restart_rss_mib", "RSS after the restart", "MiB"),
     ("restart_metadata_ms", "Metadata v1 round trip after the restart", "ms"),
+]
+LOAD_ROWS = [
+    ("alone_latency_p50_ms", "produce latency alone, p50", "ms"),
+    ("alone_latency_p99_ms", "produce latency alone, p99", "ms"),
+    ("alone_latency_p99.9_ms", "produce latency alone, p99.9", "ms"),
+    ("loaded_latency_p50_ms", "produce latency under Metadata load, p50", "ms"),
+    ("loaded_latency_p99_ms", "produce latency under Metadata load, p99", "ms"),
+    ("loaded_latency_p99.9_ms", "produce latency under Metadata load, p99.9", "ms"),
+    ("latency_p50_ratio", "under load / alone, p50", "x"),
+    ("latency_p99_ratio", "under load / alone, p99", "x"),
+    ("latency_p99.9_ratio", "under load / alone, p99.9", "x"),
+    ("alone_scheduled_p99_ms", "from the scheduled send, alone, p99", "ms"),
+    ("loaded_scheduled_p99_ms", "from the scheduled send, under load, p99", "ms"),
+    ("scheduled_p99_ratio", "from the scheduled send, under load / alone, p99", "x"),
+    ("metadata_p50_ms", "Metadata round trip under load, p50", "ms"),
+    ("metadata_p99_ms", "Metadata round trip under load, p99", "ms"),
+    ("metadata_count", "Metadata requests answered in the window", "count"),
 ]
 CONN_ROWS = [
     ("rss_before_mib", "RSS before", "MiB"),
@@ -369,8 +583,20 @@ def markdown(res: dict) -> str:
         lines += [f"### {int(n):,} partitions", "", "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
         for key, what, unit in ROWS:
             w, k = r["weir"].get(key), r["kafka"].get(key)
+            if w is None and k is None:  # a step this run did not take (--only)
+                continue
             ratio = w / k if isinstance(w, (int, float)) and isinstance(k, (int, float)) and k else None
             lines.append(f"| {what} | {unit} | {fmt(w)} | {fmt(k)} | {fmt(ratio)} |")
+        if any("metadata_load" in r[kind] for kind in ("weir", "kafka")):
+            load = next(r[kind]["metadata_load"] for kind in ("weir", "kafka") if "metadata_load" in r[kind])
+            lines += ["", f"Produce (acks=1, 100 B, {load['rate']:g}/s, one in flight) alone and while "
+                      f"{load['loaders']} connections request Metadata v1 of all topics back to back, "
+                      f"{load['seconds']:g} s each:", "",
+                      "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
+            for key, what, unit in LOAD_ROWS:
+                w, k = (r[kind].get("metadata_load", {}).get(key) for kind in ("weir", "kafka"))
+                ratio = w / k if isinstance(w, (int, float)) and isinstance(k, (int, float)) and k else None
+                lines.append(f"| {what} | {unit} | {fmt(w)} | {fmt(k)} | {fmt(ratio)} |")
         for kind in ("weir", "kafka"):
             if "error" in r[kind]:
                 lines.append(f"\n{kind}: {r[kind]['error']}")
@@ -397,12 +623,22 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--idle-seconds", type=float, default=None, help="default 30")
     ap.add_argument("--kinds", default="weir,kafka")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--only", choices=["metadata-load"], default=None,
+                    help="create (or find) the partitions and run only this step; no idle connections")
+    ap.add_argument("--workdir", type=Path, default=None,
+                    help="keep the brokers' data here (with --only, a later run reuses the partitions)")
+    ap.add_argument("--md-loaders", type=int, default=2, help="connections requesting Metadata (default 2)")
+    ap.add_argument("--probe-rate", type=float, default=200, help="produce requests a second (default 200)")
+    ap.add_argument("--probe-seconds", type=float, default=None, help="each window (default 15; smoke 2)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     cfg = ap.parse_args(argv)
     counts = cfg.partitions or ([200] if cfg.smoke else [1000, 10000])
     conns = cfg.connections if cfg.connections is not None else (200 if cfg.smoke else 5000)
     idle = cfg.idle_seconds or (3 if cfg.smoke else 30)
     kinds = cfg.kinds.split(",")
+    cfg.probe_seconds = cfg.probe_seconds or (2 if cfg.smoke else 15)
+    if cfg.only:
+        conns = 0
     # Kafka keeps a descriptor per segment file and the connections need one each.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -410,11 +646,12 @@ def main(argv: list[str]) -> int:
            "load_start": os.getloadavg()[0], "nofile": hard, "partitions": {}, "connection_count": conns,
            "idle_seconds": idle}
     with tempfile.TemporaryDirectory(prefix="weir-scale-") as tmp:
+        base = cfg.workdir or Path(tmp)
         for n in counts:
             res["partitions"][str(n)] = {}
             for kind in kinds:
                 log(f"{kind}: {n:,} partitions")
-                r = partitions_run(kind, n, Path(tmp) / f"{kind}-{n}")
+                r = partitions_run(kind, n, base / f"{kind}-{n}", cfg)
                 log(f"  {kind} {n}: " + ", ".join(f"{k}={fmt(v)}" for k, v in r.items()))
                 res["partitions"][str(n)][kind] = r
         if conns:
@@ -432,8 +669,9 @@ def main(argv: list[str]) -> int:
             res["connections"].setdefault(kind, {})
     res["load_end"] = os.getloadavg()[0]
     cfg.out.mkdir(parents=True, exist_ok=True)
-    (cfg.out / "scale.json").write_text(json.dumps(res, indent=2) + "\n")
-    (cfg.out / "scale.md").write_text(markdown(res))
+    stem = f"scale-{cfg.only}" if cfg.only else "scale"  # a step alone keeps the full run's results
+    (cfg.out / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
+    (cfg.out / f"{stem}.md").write_text(markdown(res))
     print(markdown(res))
     return 0
 

@@ -175,6 +175,46 @@ std::int16_t count_errors(RequestStats& stats, std::int16_t key, const Response&
   return request_error;
 }
 
+// A handler's answer built, counted and encoded on `pool` (Broker::large_answers), the response
+// freed there too; the shard only applies the error counts and sends the bytes. The handler must
+// not need the shard on this path: it reads the broker's immutable snapshots (the catalog).
+template <class H>
+asio::awaitable<net::Reply> answer_off_shard(asio::thread_pool& pool, RequestContext& ctx, typename H::Request& req,
+                                             RequestStats& stats) {
+  const std::int16_t key = H::Request::kApiKey;
+  const std::int16_t version = ctx.version();
+  struct Answer {
+    net::Reply reply;
+    // (error code, request level?) -> occurrences: the shard's counters are the shard's to write.
+    std::map<std::pair<std::int16_t, bool>, std::uint64_t> errors;
+  };
+  RequestContext* context = &ctx;  // trivially destructible captures (see run_on in async.h)
+  typename H::Request* request = &req;
+  Answer answer = co_await asio::co_spawn(
+      pool,
+      [context, request, key, version]() -> asio::awaitable<Answer> {
+        Answer out;
+        auto resp = co_await H::handle(*context, *request);
+        if (!resp) {
+          out.reply = net::Reply::none();
+          co_return out;
+        }
+        resp->for_each_error_code(
+            [&out](std::int16_t error_code, int depth) { ++out.errors[{error_code, depth == 0}]; });
+        out.reply = encode_reply(key, version, context->header.correlation_id, *resp, version);
+        co_return out;
+      },
+      asio::use_awaitable);
+  std::int16_t request_error = 0;
+  for (const auto& [error, occurrences] : answer.errors) {
+    stats.count_error(key, error.first, error.second, occurrences);
+    if (error.second && request_error == 0) request_error = error.first;
+  }
+  if (!answer.errors.empty()) stats.apis[static_cast<std::size_t>(key)].error_responses.inc();
+  if (request_error != 0) log_rejected(stats, ctx.client, ctx.header, request_error, "error response");
+  co_return std::move(answer.reply);
+}
+
 template <class H>
 asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& client,
                                         const protocol::RequestHeader& header, Body body) {
@@ -207,6 +247,11 @@ asio::awaitable<net::Reply> run_handler(Broker& broker, const net::ClientInfo& c
         fmt::format("malformed {} v{} request body ({} bytes: {})", H::Request::kName, version, body.size(), head));
   }
   RequestContext ctx{broker, client, header};
+  if constexpr (requires { H::answer_off_shard(req, version); }) {
+    if (auto* pool = broker.large_answers(); pool != nullptr && H::answer_off_shard(req, version)) {
+      co_return co_await answer_off_shard<H>(*pool, ctx, req, stats);
+    }
+  }
   auto resp = co_await H::handle(ctx, req);
   if (!resp) co_return net::Reply::none();
   if (const std::int16_t error = count_errors(stats, key, *resp); error != 0) {
@@ -339,6 +384,7 @@ void Broker::attach(std::vector<asio::any_io_executor> executors) {
   compressed_batches_ = std::make_unique<CompressedBatches>(
       shards_->count(), static_cast<std::size_t>(config_.decompression_threads), decompression_limits());
   compressed_batches_->start();
+  large_answers_ = std::make_unique<asio::thread_pool>(1);
   group_hosts_.resize(shards_->count());
   fetchers_.resize(shards_->count());
   peers_.resize(shards_->count());
@@ -1057,6 +1103,11 @@ asio::awaitable<bool> Broker::ensure_offsets_topic() {
 
 void Broker::stop() {
   if (compressed_batches_) compressed_batches_->stop();
+  if (large_answers_) {
+    large_answers_->stop();
+    large_answers_->join();
+    large_answers_.reset();
+  }
   // Coordinators hold timers on the executors and pointers into the logs: first to go.
   group_hosts_.clear();
   if (txns_) txns_->stop();

@@ -13,6 +13,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdint>
 #include <expected>
@@ -218,6 +219,11 @@ class Broker final : public net::RequestSink {
 
   // The request counters of a shard; written only on that shard (the dispatcher's).
   [[nodiscard]] RequestStats& request_stats(std::size_t shard) { return *request_stats_[shard]; }
+  // Where answers too large to build on a shard are built and encoded (Metadata of every topic:
+  // 2.6 MB and about 100 ms of CPU at 100,000 partitions, which would hold up every other
+  // request of the shard meanwhile); one thread, so such answers take at most one core from the
+  // shards. Null before attach() and after stop(): the dispatcher then answers on the shard.
+  [[nodiscard]] boost::asio::thread_pool* large_answers() { return large_answers_.get(); }
   // On `shard` only: the group coordinators it runs, by __consumer_offsets partition.
   [[nodiscard]] const std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>& group_hosts(
       std::size_t shard) const {
@@ -317,6 +323,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<GroupService> groups_;
   std::unique_ptr<TxnService> txns_;
   std::unique_ptr<CompressedBatches> compressed_batches_;
+  std::unique_ptr<boost::asio::thread_pool> large_answers_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   bool rack_aware_selector_ = false;  // replica.selector.class (KIP-392)
   std::unique_ptr<storage::LogManager> logs_;

@@ -63,9 +63,9 @@ struct alignas(64) RequestStats {
     return (static_cast<std::uint32_t>(static_cast<std::uint16_t>(api)) << 17) |
            (static_cast<std::uint32_t>(static_cast<std::uint16_t>(code)) << 1) | (request_level ? 1u : 0u);
   }
-  void count_error(std::int16_t api, std::int16_t code, bool request_level) {
-    ++errors[error_key(api, code, request_level)];
-    if (Limit l{}; limit_of_error(code, l)) limits[static_cast<std::size_t>(l)].inc();
+  void count_error(std::int16_t api, std::int16_t code, bool request_level, std::uint64_t occurrences = 1) {
+    errors[error_key(api, code, request_level)] += occurrences;
+    if (Limit l{}; limit_of_error(code, l)) limits[static_cast<std::size_t>(l)].inc(occurrences);
   }
 };
 

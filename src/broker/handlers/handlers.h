@@ -110,6 +110,12 @@ struct MetadataHandler {
   static constexpr std::int16_t kMinVersion = 0;
   static constexpr std::int16_t kMaxVersion = 13;
   static boost::asio::awaitable<HandlerResult<Response>> handle(RequestContext& ctx, Request& req);
+  // Every topic: built and encoded off the shard (Broker::large_answers), which its size would
+  // otherwise hold up; that answer only reads the catalog. Named topics may auto-create them.
+  static bool answer_off_shard(const Request& req, std::int16_t version) { return all_topics(req, version); }
+  static bool all_topics(const Request& req, std::int16_t version) {
+    return !req.topics || (version == 0 && req.topics->empty());
+  }
 };
 
 // Declares a handler type serving versions [min, max] of an API.

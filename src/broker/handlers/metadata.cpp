@@ -51,8 +51,7 @@ boost::asio::awaitable<HandlerResult<MetadataHandler::Response>> MetadataHandler
     b.rack = e.rack;
   }
 
-  const bool all_topics = !req.topics || (version == 0 && req.topics->empty());
-  if (all_topics) {
+  if (all_topics(req, version)) {
     std::vector<const TopicInfo*> sorted;
     for (const auto& [name, t] : catalog->topics) sorted.push_back(&t);
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* c) { return a->name < c->name; });
