@@ -62,6 +62,9 @@ class ProducerStateManagerTest : public ::testing::Test {
   void open(bool clean) {
     RecoveryHint hint;
     hint.clean_shutdown = clean;
+    open_with(hint);
+  }
+  void open_with(const RecoveryHint& hint) {
     auto opened = PartitionLog::open(PosixFileSystem::instance(), dir(), config, clock, hint);
     ASSERT_TRUE(opened.has_value());
     log = std::move(*opened);
@@ -180,12 +183,7 @@ TEST_F(ProducerStateManagerTest, ACleanShutdownCarriesItsSnapshotInTheLogSummary
   RecoveryHint hint;
   hint.clean_shutdown = true;
   hint.summary = &summary;
-  auto opened = PartitionLog::open(PosixFileSystem::instance(), dir(), config, clock, hint);
-  ASSERT_TRUE(opened.has_value());
-  log = std::move(*opened);
-  state = std::make_shared<ProducerStateManager>();
-  log->set_listener(state);
-  ASSERT_TRUE(state->load(*log).has_value());
+  open_with(hint);
   EXPECT_EQ(state->batches_replayed(), 0);
   EXPECT_EQ(state->table().size(), 2u);
   EXPECT_TRUE(snapshot_files() == std::vector<std::int64_t>{3});
