@@ -104,6 +104,11 @@ def test_the_recorded_metadata_hash_is_kafkas_and_follows_the_topics_partitions(
 
     def recorded():
         hashes[:] = recorded_hashes(broker, group)
+        # A join the coordinator saw before the new topic reached its metadata image records an
+        # epoch with no subscribed topic (hash 0), then bumps it once the topic arrives: Kafka's
+        # coordinator learns of a new topic on its own schedule (seen once in `make test`).
+        while len(hashes) > 1 and hashes[0] == 0:
+            hashes.pop(0)
         return len(hashes) >= 3  # the join's epoch, the new partitions', the departure's
     wait_for("the group's epoch records in __consumer_offsets", recorded, 30)
     # The join's epoch carries the topic's hash, the new partitions bump it with the new hash,
