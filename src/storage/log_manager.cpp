@@ -54,7 +54,7 @@ OffsetCheckpoint read_dir_checkpoint(FileSystem& fs, const fs::path& path, bool*
 }
 
 // The log dir's summary, if it is there and intact; a damaged one is reported and not used.
-std::optional<std::vector<PartitionSummary>> read_summary_file(FileSystem& fs, const fs::path& path) {
+std::optional<LogSummary> read_summary_file(FileSystem& fs, const fs::path& path) {
   constexpr std::size_t kMaxSummaryBytes = std::size_t{1} << 31;
   auto bytes = read_file(fs, path, kMaxSummaryBytes);
   if (!bytes) {
@@ -149,14 +149,23 @@ Status<Errc> LogManager::load() {
     if (auto text = read_file(fs_, marker, 4096)) clean_shutdown_broker_epoch_ = clean_shutdown_epoch(*text);
   }
 
-  // The clean shutdown's summary of every log (log_summary.h), trusted only with the marker.
+  // The clean shutdown's summary of every log (log_summary.h), trusted only with the marker it
+  // was written after.
   const fs::path summary_path = dir_ / kLogSummaryFile;
-  std::optional<std::vector<PartitionSummary>> summary;
+  std::optional<LogSummary> summary;
   if (had_clean_shutdown_) summary = read_summary(summary_path);
+  if (summary) {
+    auto identity = fs_.identity(marker);
+    if (!identity || *identity != summary->marker) {
+      log::get("storage")->info("event=log_summary_not_used {} reason=another_clean_shutdown_marker",
+                                log::kv("path", summary_path.string()));
+      summary.reset();
+    }
+  }
   std::unordered_map<std::string_view, const PartitionSummary*> summarized;
   if (summary) {
-    summarized.reserve(summary->size());
-    for (const PartitionSummary& p : *summary) summarized.emplace(p.dir_name, &p);
+    summarized.reserve(summary->partitions.size());
+    for (const PartitionSummary& p : summary->partitions) summarized.emplace(p.dir_name, &p);
   }
 
   auto entries = fs_.list(dir_);
@@ -564,12 +573,10 @@ Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
   return write_cleaner_checkpoint(std::move(values.cleaner));
 }
 
-std::optional<std::vector<PartitionSummary>> LogManager::read_summary(const fs::path& path) {
-  return read_summary_file(fs_, path);
-}
+std::optional<LogSummary> LogManager::read_summary(const fs::path& path) { return read_summary_file(fs_, path); }
 
-void LogManager::write_summary(const fs::path& path, const std::vector<PartitionSummary>& partitions) {
-  const std::vector<std::byte> bytes = encode_log_summary(partitions);
+void LogManager::write_summary(const fs::path& path, const LogSummary& summary) {
+  const std::vector<std::byte> bytes = encode_log_summary(summary);
   if (auto ok = write_file_atomically(fs_, path, as_string_view(bytes)); !ok) {
     // Only the next start's speed depends on it: it reads every log's files instead.
     log::get("storage")->warn("event=log_summary_not_written {} {}", log::kv("path", path.string()),
@@ -607,18 +614,20 @@ Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   });
   if (failed) return unexpected(Errc::kStorageError);  // no marker: the next start recovers
   if (auto ok = write_checkpoints(); !ok) return ok;
-  {
-    std::vector<PartitionSummary> all;
-    all.reserve(summaries.size());
-    for (auto& s : summaries) {
-      if (s) all.push_back(std::move(*s));
-    }
-    write_summary(dir_ / kLogSummaryFile, all);
-  }
   if (!write_file_atomically(fs_, dir_ / kCleanShutdownFile, clean_shutdown_content(broker_epoch))) {
     return unexpected(Errc::kStorageError);
   }
   closed_ = true;
+  // After the marker, naming it: a crash before the summary is complete leaves none (the next
+  // start reads the logs' files), and a marker another broker writes later is not this one.
+  if (auto marker = fs_.identity(dir_ / kCleanShutdownFile)) {
+    LogSummary summary{*marker, {}};
+    summary.partitions.reserve(summaries.size());
+    for (auto& s : summaries) {
+      if (s) summary.partitions.push_back(std::move(*s));
+    }
+    write_summary(dir_ / kLogSummaryFile, summary);
+  }
   return {};
 }
 

@@ -16,7 +16,7 @@
 // summary without reading its directory or files (its files open on first use); without it, each
 // log recovers from its checkpointed recovery point. The summary and the marker are removed once
 // every log is open, and written again by close() after all logs are flushed and the checkpoints
-// written (the summary first). Kafka's __cluster_metadata-0 directory is not a
+// written (the summary last, naming the marker it belongs to). Kafka's __cluster_metadata-0 directory is not a
 // partition log of this manager and is left alone.
 //
 // Log compaction: the broker asks cleanable() on a timer and calls clean() for one partition at
@@ -185,8 +185,8 @@ class LogManager {
   [[nodiscard]] LogConfig config_for(std::string_view topic) const;
   [[nodiscard]] OffsetCheckpoint cleaner_checkpoints() const;  // of the logs cleaned at least once
   [[nodiscard]] Status<Errc> write_cleaner_checkpoint(OffsetCheckpoint checkpoints);
-  [[nodiscard]] std::optional<std::vector<PartitionSummary>> read_summary(const std::filesystem::path& path);
-  void write_summary(const std::filesystem::path& path, const std::vector<PartitionSummary>& partitions);
+  [[nodiscard]] std::optional<LogSummary> read_summary(const std::filesystem::path& path);
+  void write_summary(const std::filesystem::path& path, const LogSummary& summary);
 
   std::shared_ptr<FileCache> files_;
   FileSystem& fs_;  // *files_

@@ -98,12 +98,15 @@ std::optional<PartitionSummary> get_partition(ByteReader& in) {
 
 }  // namespace
 
-std::vector<std::byte> encode_log_summary(const std::vector<PartitionSummary>& partitions) {
+std::vector<std::byte> encode_log_summary(const LogSummary& summary) {
   ByteBuffer out;
   out.append(kMagic);
   out.append_be<std::int16_t>(kVersion);
-  out.append_be<std::int32_t>(static_cast<std::int32_t>(partitions.size()));
-  for (const PartitionSummary& p : partitions) {
+  out.append_be<std::uint64_t>(summary.marker.device);
+  out.append_be<std::uint64_t>(summary.marker.inode);
+  out.append_be<std::int64_t>(summary.marker.change_time_ns);
+  out.append_be<std::int32_t>(static_cast<std::int32_t>(summary.partitions.size()));
+  for (const PartitionSummary& p : summary.partitions) {
     out.append_be<std::int16_t>(static_cast<std::int16_t>(p.dir_name.size()));
     out.append(p.dir_name);
     out.append_be<std::uint64_t>(p.dir_identity.device);
@@ -134,8 +137,8 @@ std::vector<std::byte> encode_log_summary(const std::vector<PartitionSummary>& p
   return out.release();
 }
 
-std::optional<std::vector<PartitionSummary>> decode_log_summary(ByteSpan bytes) {
-  if (bytes.size() < kMagic.size() + 2 + 4 + 4) return std::nullopt;
+std::optional<LogSummary> decode_log_summary(ByteSpan bytes) {
+  if (bytes.size() < kMagic.size() + 2 + 24 + 4 + 4) return std::nullopt;
   const ByteSpan body = bytes.first(bytes.size() - 4);
   if (crc32c(body) != load_be<std::uint32_t>(bytes.data() + body.size())) return std::nullopt;
   ByteReader in(body);
@@ -143,14 +146,17 @@ std::optional<std::vector<PartitionSummary>> decode_log_summary(ByteSpan bytes) 
   if (!magic || as_string_view(*magic) != kMagic) return std::nullopt;
   auto version = in.read_be<std::int16_t>();
   if (!version || *version != kVersion) return std::nullopt;
+  auto device = in.read_be<std::uint64_t>();
+  auto inode = in.read_be<std::uint64_t>();
+  auto changed = in.read_be<std::int64_t>();
   auto count = get_count(in, 1);
-  if (!count) return std::nullopt;
-  std::vector<PartitionSummary> out;
-  out.reserve(*count);
+  if (!device || !inode || !changed || !count) return std::nullopt;
+  LogSummary out{FileIdentity{*device, *inode, *changed}, {}};
+  out.partitions.reserve(*count);
   for (std::size_t i = 0; i < *count; ++i) {
     auto p = get_partition(in);
     if (!p) return std::nullopt;
-    out.push_back(std::move(*p));
+    out.partitions.push_back(std::move(*p));
   }
   if (!in.empty()) return std::nullopt;
   return out;

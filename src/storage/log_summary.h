@@ -2,8 +2,9 @@
 // so that the next start can build the logs without reading their directories and files.
 //
 // A LogManager writes it to `<log dir>/weir-log-summary` while closing cleanly, after every log
-// is closed and before the clean-shutdown marker, and removes it on open (with the marker). Open
-// uses it only when the marker is there, and for a partition only when the partition directory's
+// is closed and the clean-shutdown marker written, and removes it on open (with the marker). Open
+// uses it only when that marker is there (the same file: its identity is recorded, so a marker
+// another broker wrote since does not count), and for a partition only when the partition directory's
 // identity (device, inode, change time: file.h) is the one recorded: a directory that was
 // replaced, or had a file added, removed or renamed since, is loaded from its files as before.
 // (Changes inside files leave a directory's identity alone; as with Kafka's clean-shutdown
@@ -14,6 +15,7 @@
 // Format (big-endian), all integers signed unless said:
 //   magic        8 bytes  "WEIRLSUM"
 //   version      int16    1
+//   marker       uint64 device, uint64 inode, int64 change time (ns) of the clean-shutdown marker
 //   count        int32    partitions
 //   partitions, each:
 //     name       int16 length, bytes          the directory's name ("<topic>-<partition>")
@@ -81,8 +83,16 @@ struct PartitionSummary {
   friend bool operator==(const PartitionSummary&, const PartitionSummary&) = default;
 };
 
-[[nodiscard]] std::vector<std::byte> encode_log_summary(const std::vector<PartitionSummary>& partitions);
+struct LogSummary {
+  // The clean-shutdown marker the summary was written after: a marker written since (another
+  // broker's stop, e.g. Kafka's, which knows nothing of the summary) has another identity.
+  FileIdentity marker;
+  std::vector<PartitionSummary> partitions;
+  friend bool operator==(const LogSummary&, const LogSummary&) = default;
+};
+
+[[nodiscard]] std::vector<std::byte> encode_log_summary(const LogSummary& summary);
 // nullopt if the bytes are not a whole, intact summary of this version.
-[[nodiscard]] std::optional<std::vector<PartitionSummary>> decode_log_summary(ByteSpan bytes);
+[[nodiscard]] std::optional<LogSummary> decode_log_summary(ByteSpan bytes);
 
 }  // namespace weir::storage

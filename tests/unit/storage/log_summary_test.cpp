@@ -52,12 +52,13 @@ TEST(LogSummaryFormat, RoundTripsAndRefusesAnythingDamaged) {
   bare.producers.reset();
   bare.epochs.clear();
   bare.segments.resize(1);
-  const std::vector<PartitionSummary> partitions{sample_partition("topic.with-dash-17"), bare};
-  const std::vector<std::byte> bytes = encode_log_summary(partitions);
+  const LogSummary summary{FileIdentity{0x802, 42, 1'700'000'001'000'000'007},
+                           {sample_partition("topic.with-dash-17"), bare}};
+  const std::vector<std::byte> bytes = encode_log_summary(summary);
   auto decoded = decode_log_summary(bytes);
   ASSERT_TRUE(decoded.has_value());
-  EXPECT_EQ(*decoded, partitions);
-  EXPECT_EQ(decode_log_summary(encode_log_summary({})), std::vector<PartitionSummary>{});
+  EXPECT_EQ(*decoded, summary);
+  EXPECT_EQ(decode_log_summary(encode_log_summary(LogSummary{})), LogSummary{});
 
   // Any flipped byte fails the CRC (or the magic); any cut is refused.
   for (std::size_t i = 0; i < bytes.size(); i += 7) {
@@ -252,6 +253,27 @@ TEST_F(LogSummaryTest, TheSummaryIsUsedOnlyWithTheCleanShutdownMarkerAndIntact) 
   ASSERT_TRUE(fs::remove(dir() / ".kafka_cleanshutdown"));
   open();
   EXPECT_FALSE(manager->had_clean_shutdown());
+  EXPECT_EQ(manager->loaded_from_summary(), 0u);
+  EXPECT_FALSE(fs::exists(dir() / kLogSummaryFile));
+  EXPECT_EQ(manager->get({"t", 11})->log_end_offset(), records(11));
+}
+
+TEST_F(LogSummaryTest, AMarkerAnotherBrokerWroteSinceIsNotTheOneTheSummaryBelongsTo) {
+  fill();
+  ASSERT_TRUE(manager->close().has_value());
+  manager.reset();
+  // Kafka started on the directory (removing the marker, not knowing the summary), appended to a
+  // partition in place, and stopped cleanly (a new marker, written aside and renamed, as Kafka
+  // does): the summary is older than the logs and must not be used.
+  const fs::path marker = dir() / ".kafka_cleanshutdown";
+  const std::string content = std::string(as_string_view(testing::file_bytes(marker)));
+  ASSERT_TRUE(fs::remove(marker));
+  {
+    std::ofstream(dir() / "marker.tmp") << content;
+  }
+  fs::rename(dir() / "marker.tmp", marker);
+  open();
+  EXPECT_TRUE(manager->had_clean_shutdown());
   EXPECT_EQ(manager->loaded_from_summary(), 0u);
   EXPECT_FALSE(fs::exists(dir() / kLogSummaryFile));
   EXPECT_EQ(manager->get({"t", 11})->log_end_offset(), records(11));
