@@ -589,15 +589,15 @@ Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
   if (closed_) return {};
   // Each log syncs its files as it closes: many logs close at once, so their syncs overlap
   // (parallel.h). The logs share nothing but the file cache, which is thread-safe.
-  std::vector<std::pair<const TopicPartition*, PartitionLog*>> logs;
+  std::vector<std::pair<const TopicPartition*, const Entry*>> logs;
   logs.reserve(logs_.size());
-  for (auto& [tp, entry] : logs_) logs.emplace_back(&tp, entry.log.get());
+  for (const auto& [tp, entry] : logs_) logs.emplace_back(&tp, &entry);
   std::atomic<bool> failed{false};
   // What the next start needs to build each log without reading it (log_summary.h); a log whose
   // directory cannot be identified is left out (the next start reads it).
   std::vector<std::optional<PartitionSummary>> summaries(logs.size());
   parallel_for(logs.size(), kParallelSyncThreads, [&](std::size_t i) {
-    PartitionLog& log = *logs[i].second;
+    PartitionLog& log = *logs[i].second->log;
     if (auto ok = log.close(); !ok) {
       log::get("storage")->error("event=partition_close_failed {} {}", log::kv("partition", *logs[i].first),
                                  log::kv("error", to_string(ok.error())));
@@ -605,12 +605,13 @@ Result<void, Errc> LogManager::close(std::int64_t broker_epoch) {
       return;
     }
     auto summary = log.summary();
-    auto identity = summary ? fs_.identity(log.dir()) : IoResult<FileIdentity>(unexpected(IoError{ENOTSUP}));
+    if (!summary) return;
+    auto identity = fs_.identity(log.dir());
     if (!identity) return;
     PartitionSummary& s = summaries[i].emplace(std::move(*summary));
     s.dir_name = log.dir().filename().string();
     s.dir_identity = *identity;
-    s.topic_id = logs_.at(*logs[i].first).topic_id;
+    s.topic_id = logs[i].second->topic_id;
   });
   if (failed) return unexpected(Errc::kStorageError);  // no marker: the next start recovers
   if (auto ok = write_checkpoints(); !ok) return ok;
