@@ -13,7 +13,8 @@ Parametrized by broker kinds like test_cluster_groups.py: "kafka" (the oracle; `
     __consumer_offsets and the topic with RF=3. Every broker finalizes group.version 1. Two
     confluent-kafka consumers with group.protocol=consumer: the first reads a first batch from all
     four partitions, the second joins, the partitions split 2/2 (the first commits what it read as
-    it gives partitions up) and a second batch is read; every record is read exactly once.
+    it gives partitions up), then a second batch is produced and read; every record is read exactly
+    once.
 """
 from __future__ import annotations
 
@@ -99,14 +100,20 @@ def test_two_members_share_a_replicated_topic(cluster_factory, kind, topic_name)
                  interval=0, describe=lambda: f"owned={first.owned} read={len(first.read)}")
 
         second = Member(cluster, group, topic_name, "member-2")
+
+        def split():
+            first.poll(0.2)
+            second.poll(0.2)
+            return len(first.owned) == 2 and len(second.owned) == 2 and not first.owned & second.owned
+        # The second batch goes out only once the split is done: produced earlier, the first member can
+        # read all of it before it gives two partitions up, and the second reads nothing.
+        wait_for("the partitions to split 2/2", split, 90, interval=0,
+                 describe=lambda: f"owned {first.owned} / {second.owned}")
         produce(BATCH)
 
         def split_and_read():
-            first.poll(0.2)
-            second.poll(0.2)
-            return (len(first.owned) == 2 and len(second.owned) == 2 and not first.owned & second.owned
-                    and len(first.read) + len(second.read) >= 2 * BATCH)
-        wait_for("the partitions to split 2/2 and both batches to be read", split_and_read, 90, interval=0,
+            return split() and len(first.read) + len(second.read) >= 2 * BATCH
+        wait_for("both batches to be read, split 2/2", split_and_read, 90, interval=0,
                  describe=lambda: f"owned {first.owned} / {second.owned}, read {len(first.read)} + {len(second.read)}")
         assert values(first, second) == expected(2 * BATCH)
         positions = [(p, o) for m in (first, second) for (p, o, _) in m.read]
