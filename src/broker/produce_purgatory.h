@@ -4,17 +4,18 @@
 // of the last successful flush (the group-commit cycle that covered the append); on a replicated
 // leader the high watermark the ISR moves (and the leader's own flush with flush.on.acks.all).
 //
-// Waiters are kept in offset order, so completing a watermark completes a prefix. Owner shard
-// only: not synchronised. Pure: the caller says when the watermark moves or a flush fails;
-// completions run inline.
+// Waiters are kept in offset order, so completing a watermark completes a prefix. An empty
+// purgatory holds no heap memory (a broker has two per partition; a deque would allocate a block
+// for each even while empty). Owner shard only: not synchronised. Pure: the caller says when the watermark moves or a
+// flush fails; completions run inline.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "base/assert.h"
 
@@ -36,7 +37,8 @@ class ProducePurgatory {
   // first write) or a coordinator's wait may come later with a lower end offset and is placed in
   // order.
   void add(std::int64_t end_offset, Completion done) {
-    auto at = std::upper_bound(waiters_.begin(), waiters_.end(), end_offset,
+    const auto first = waiters_.begin() + static_cast<std::ptrdiff_t>(head_);
+    auto at = std::upper_bound(first, waiters_.end(), end_offset,
                                [](std::int64_t end, const Waiter& w) { return end < w.end_offset; });
     waiters_.insert(at, Waiter{end_offset, std::move(done)});
   }
@@ -52,9 +54,11 @@ class ProducePurgatory {
     return finish(end_offset, error_code);
   }
 
-  [[nodiscard]] std::size_t waiting() const noexcept { return waiters_.size(); }
+  [[nodiscard]] std::size_t waiting() const noexcept { return waiters_.size() - head_; }
 
  private:
+  static constexpr std::size_t kKeptCapacity = 16;
+
   struct Waiter {
     std::int64_t end_offset;
     Completion done;
@@ -62,16 +66,31 @@ class ProducePurgatory {
 
   std::size_t finish(std::int64_t through, std::int16_t error_code) {
     std::size_t n = 0;
-    while (!waiters_.empty() && waiters_.front().end_offset <= through) {
-      Completion done = std::move(waiters_.front().done);
-      waiters_.pop_front();
-      done(error_code);
+    // A completion may add a waiter (which may move the vector): index, never hold references.
+    while (head_ < waiters_.size() && waiters_[head_].end_offset <= through) {
+      Completion done = std::move(waiters_[head_].done);
+      ++head_;
       ++n;
+      done(error_code);
+    }
+    if (head_ == waiters_.size()) {
+      // A burst's room is given back: memory stays bounded by what waits, not by the peak.
+      if (waiters_.capacity() > kKeptCapacity) {
+        std::vector<Waiter>().swap(waiters_);
+      } else {
+        waiters_.clear();
+      }
+      head_ = 0;
+    } else if (head_ > 32 && head_ * 2 > waiters_.size()) {
+      waiters_.erase(waiters_.begin(), waiters_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
     }
     return n;
   }
 
-  std::deque<Waiter> waiters_;
+  // waiters_[head_..] wait, in offset order; the ones before head_ were answered.
+  std::vector<Waiter> waiters_;
+  std::size_t head_ = 0;
 };
 
 }  // namespace weir::broker

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/bytes.h"
@@ -141,6 +142,23 @@ class FileSystem {
   [[nodiscard]] virtual IoResult<std::shared_ptr<File>> open_known(const std::filesystem::path& path, OpenMode mode,
                                                                    std::int64_t /*size*/) {
     return open(path, mode);
+  }
+  // open_known() of several files of one directory (a segment's log and indexes), in order.
+  struct KnownFile {
+    std::string_view name;  // a file name in `dir`
+    OpenMode mode;
+    std::int64_t size;
+  };
+  [[nodiscard]] virtual IoResult<std::vector<std::shared_ptr<File>>> open_known_in(const std::filesystem::path& dir,
+                                                                                   std::span<const KnownFile> files) {
+    std::vector<std::shared_ptr<File>> out;
+    out.reserve(files.size());
+    for (const KnownFile& f : files) {
+      auto file = open_known(dir / f.name, f.mode, f.size);
+      if (!file) return unexpected(file.error());
+      out.push_back(std::move(*file));
+    }
+    return out;
   }
   // A FileSystemSync of the file system holding dir; ENOSYS where there is none (sync file by file).
   [[nodiscard]] virtual IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(

@@ -27,6 +27,18 @@ OpenMode reopen_mode_of(OpenMode mode) { return mode == OpenMode::kRead ? OpenMo
 
 bool out_of_descriptors(IoError e) { return e.code == EMFILE || e.code == ENFILE; }
 
+// A key() as (directory key, name): the directory's part runs up to and with the last '/'.
+std::pair<std::string_view, std::string_view> split_key(std::string_view path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {std::string_view(), path};
+  return {path.substr(0, slash + 1), path.substr(slash + 1)};
+}
+
+// A name key() leaves as it is, once joined to a normal directory.
+bool plain_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------ FileCache
@@ -49,7 +61,7 @@ FileCache::FileCache(FileSystem& base, std::size_t capacity, DiskFailureObserver
 
 FileCache::~FileCache() {
   // Files hold a shared_ptr to the cache, so none is left.
-  WEIR_ASSERT(by_path_.empty() && lru_head_ == nullptr);
+  WEIR_ASSERT(by_dir_.empty() && lru_head_ == nullptr);
 }
 
 std::size_t FileCache::default_capacity() {
@@ -174,7 +186,7 @@ IoResult<std::shared_ptr<File>> FileCache::acquire_locked(CachedFile& f, bool fo
     ++stats_.refused_handles;
     return unexpected(IoError{EMFILE});
   }
-  auto file = open_base_locked(f.path_, f.reopen_mode_);
+  auto file = open_base_locked(f.dir_->first + f.name_->first, f.reopen_mode_);
   if (!file) return unexpected(file.error());
   // The file as the cache knows it: bytes of a failed append past the logical size go (the next
   // append would have overwritten them); a file shorter than that was changed behind our back.
@@ -197,7 +209,40 @@ IoResult<std::shared_ptr<File>> FileCache::acquire(CachedFile& f, bool for_handl
 void FileCache::forget(CachedFile& f) {
   std::lock_guard lock(mutex_);
   close_locked(f);
-  by_path_.erase(f.by_path_it_);
+  unlink_path_locked(f);
+}
+
+FileCache::Dirs::iterator FileCache::dir_locked(std::string_view dir_key) {
+  auto d = by_dir_.find(dir_key);
+  if (d == by_dir_.end()) d = by_dir_.emplace(std::string(dir_key), Names{}).first;
+  return d;
+}
+
+void FileCache::link_locked(CachedFile& f, Dirs::iterator dir, std::string_view name) {
+  f.name_ = dir->second.emplace(std::string(name), &f);
+  f.dir_ = dir;
+  f.linked_ = true;
+}
+
+void FileCache::link_locked(CachedFile& f, std::string_view path) {
+  const auto [dir, name] = split_key(path);
+  link_locked(f, dir_locked(dir), name);
+}
+
+void FileCache::unlink_path_locked(CachedFile& f) {
+  if (!f.linked_) return;
+  f.linked_ = false;
+  f.dir_->second.erase(f.name_);
+  if (f.dir_->second.empty()) by_dir_.erase(f.dir_);
+}
+
+std::vector<CachedFile*> FileCache::files_at_locked(std::string_view path) {
+  std::vector<CachedFile*> out;
+  const auto [dir, name] = split_key(path);
+  if (auto d = by_dir_.find(dir); d != by_dir_.end()) {
+    for (auto [it, end] = d->second.equal_range(name); it != end; ++it) out.push_back(it->second);
+  }
+  return out;
 }
 
 IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode mode) {
@@ -214,9 +259,9 @@ IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode m
     if (!expected_absence) fail("open", path, file.error(), true);
     return unexpected(file.error());
   }
-  auto cached = std::make_shared<CachedFile>(shared_from_this(), k, reopen_mode_of(mode), (*file)->size());
+  auto cached = std::make_shared<CachedFile>(shared_from_this(), reopen_mode_of(mode), (*file)->size());
   cached->open_ = std::move(*file);
-  cached->by_path_it_ = by_path_.emplace(k, cached.get());
+  link_locked(*cached, k);
   ++open_;
   touch_locked(*cached);
   return std::shared_ptr<File>(std::move(cached));
@@ -225,10 +270,39 @@ IoResult<std::shared_ptr<File>> FileCache::open(const fs::path& path, OpenMode m
 IoResult<std::shared_ptr<File>> FileCache::open_known(const fs::path& path, OpenMode mode, std::int64_t size) {
   WEIR_ASSERT(size >= 0);
   const std::string k = key(path);
-  auto cached = std::make_shared<CachedFile>(shared_from_this(), k, reopen_mode_of(mode), size);
+  auto cached = std::make_shared<CachedFile>(shared_from_this(), reopen_mode_of(mode), size);
   std::lock_guard lock(mutex_);
-  cached->by_path_it_ = by_path_.emplace(k, cached.get());
+  link_locked(*cached, k);
   return std::shared_ptr<File>(std::move(cached));
+}
+
+IoResult<std::vector<std::shared_ptr<File>>> FileCache::open_known_in(const fs::path& dir,
+                                                                      std::span<const KnownFile> files) {
+  std::vector<std::shared_ptr<File>> out;
+  if (files.empty()) return out;
+  // The directory's key from the first file's (key() may rewrite the directory's path).
+  const std::string first = key(dir / files.front().name);
+  const std::string_view dir_key = split_key(first).first;
+  std::vector<std::shared_ptr<CachedFile>> made;
+  made.reserve(files.size());
+  for (const KnownFile& f : files) {
+    WEIR_ASSERT(f.size >= 0);
+    made.push_back(std::make_shared<CachedFile>(shared_from_this(), reopen_mode_of(f.mode), f.size));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    Dirs::iterator d = dir_locked(dir_key);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (i == 0 || plain_name(files[i].name)) {
+        link_locked(*made[i], d, i == 0 ? split_key(first).second : files[i].name);
+      } else {
+        link_locked(*made[i], key(dir / files[i].name));
+      }
+    }
+  }
+  out.reserve(made.size());
+  for (auto& c : made) out.push_back(std::move(c));
+  return out;
 }
 
 IoResult<FileIdentity> FileCache::identity(const fs::path& path) {
@@ -247,21 +321,38 @@ Status<IoError> FileCache::rename(const fs::path& from, const fs::path& to) {
     return ok;
   }
   // Whatever `to` was is gone; what was `from` (or under it, for a directory) is now under `to`.
-  for (auto [it, end] = by_path_.equal_range(t); it != end; ++it) {
-    it->second->unlinked_ = true;
-    if (it->second->open_.use_count() == 1) close_locked(*it->second);
+  for (CachedFile* c : files_at_locked(t)) {
+    c->unlinked_ = true;
+    if (c->open_.use_count() == 1) close_locked(*c);
   }
-  std::vector<CachedFile*> moved;
-  for (auto [it, end] = by_path_.equal_range(f); it != end; ++it) moved.push_back(it->second);
+  for (CachedFile* c : files_at_locked(f)) {
+    unlink_path_locked(*c);
+    link_locked(*c, t);
+  }
+  // The directories under `from` (itself and any below it) get their new keys; their files keep
+  // their names.
   const std::string prefix = f + "/";
-  for (auto it = by_path_.lower_bound(prefix); it != by_path_.end() && it->first.starts_with(prefix); ++it) {
-    moved.push_back(it->second);
+  std::vector<Dirs::iterator> under;
+  for (auto it = by_dir_.lower_bound(prefix); it != by_dir_.end() && it->first.starts_with(prefix); ++it) {
+    under.push_back(it);
   }
-  for (CachedFile* c : moved) {
-    std::string renamed = t + c->path_.substr(f.size());
-    by_path_.erase(c->by_path_it_);
-    c->path_ = renamed;
-    c->by_path_it_ = by_path_.emplace(std::move(renamed), c);
+  for (Dirs::iterator it : under) {
+    std::string renamed = t + it->first.substr(f.size());
+    auto node = by_dir_.extract(it);
+    auto there = by_dir_.find(renamed);
+    if (there == by_dir_.end()) {
+      node.key() = std::move(renamed);
+      there = by_dir_.insert(std::move(node)).position;
+      for (auto& [name, c] : there->second) c->dir_ = there;
+    } else {  // files already registered there (unlinked ones, still open): one directory now
+      Names& names = node.mapped();
+      while (!names.empty()) {
+        auto file = names.extract(names.begin());
+        CachedFile* c = file.mapped();
+        c->dir_ = there;
+        c->name_ = there->second.insert(std::move(file));
+      }
+    }
   }
   return {};
 }
@@ -274,9 +365,9 @@ Status<IoError> FileCache::remove(const fs::path& path) {
     if (!ok.error().not_found()) fail("remove", path, ok.error(), false);
     return ok;
   }
-  for (auto [it, end] = by_path_.equal_range(k); it != end; ++it) {
-    it->second->unlinked_ = true;
-    if (it->second->open_.use_count() == 1) close_locked(*it->second);
+  for (CachedFile* c : files_at_locked(k)) {
+    c->unlinked_ = true;
+    if (c->open_.use_count() == 1) close_locked(*c);
   }
   return {};
 }
@@ -312,15 +403,14 @@ IoResult<bool> FileCache::exists(const fs::path& path) {
 
 // ----------------------------------------------------------------------------------- CachedFile
 
-CachedFile::CachedFile(std::shared_ptr<FileCache> cache, std::string path, OpenMode reopen_mode,
-                       std::int64_t size) noexcept
-    : cache_(std::move(cache)), size_(size), path_(std::move(path)), reopen_mode_(reopen_mode) {}
+CachedFile::CachedFile(std::shared_ptr<FileCache> cache, OpenMode reopen_mode, std::int64_t size) noexcept
+    : cache_(std::move(cache)), size_(size), reopen_mode_(reopen_mode) {}
 
 CachedFile::~CachedFile() { cache_->forget(*this); }
 
 std::string CachedFile::path() const {
   std::lock_guard lock(cache_->mutex_);
-  return path_;
+  return dir_->first + name_->first;
 }
 
 // The cache's bookkeeping in a file is the cache's, even through a const file.

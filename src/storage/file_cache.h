@@ -45,8 +45,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/log.h"
 #include "storage/file.h"
@@ -111,6 +113,9 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   // shorter than `size` then fails with EIO, a longer one is cut to `size`).
   IoResult<std::shared_ptr<File>> open_known(const std::filesystem::path& path, OpenMode mode,
                                              std::int64_t size) override;
+  // The same for several files of a directory, registered under one lock.
+  IoResult<std::vector<std::shared_ptr<File>>> open_known_in(const std::filesystem::path& dir,
+                                                             std::span<const KnownFile> files) override;
   // The base file system's, not counted as a failure or told to the disk-failure observer when it
   // fails (to open or to sync): a failed syncfs is followed by per-file syncs, which report theirs.
   IoResult<std::unique_ptr<FileSystemSync>> open_filesystem_sync(const std::filesystem::path& dir) override;
@@ -128,6 +133,20 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   FileCache(FileSystem& base, std::size_t capacity, DiskFailureObserver on_disk_failure);
 
   static std::string key(const std::filesystem::path& path);
+
+  // Every live file by directory, then by name (several may share one path), for rename() and
+  // remove(). A directory's key is its path up to and with its last '/' ("" for a bare name):
+  // the files of a partition share one entry, and a directory rename re-keys entries, not files.
+  using Names = std::multimap<std::string, CachedFile*, std::less<>>;
+  using Dirs = std::map<std::string, Names, std::less<>>;
+  // Registers f under `path` (a key()) or under `name` in `dir`. mutex_ held.
+  void link_locked(CachedFile& f, std::string_view path);
+  void link_locked(CachedFile& f, Dirs::iterator dir, std::string_view name);
+  Dirs::iterator dir_locked(std::string_view dir_key);  // found or added
+  // Removes f from by_dir_ (and its directory's entry once empty). mutex_ held.
+  void unlink_path_locked(CachedFile& f);
+  // The live files at exactly `path` (a key()). mutex_ held.
+  std::vector<CachedFile*> files_at_locked(std::string_view path);
   // The open file of f, (re)opening it and evicting as needed. mutex_ held.
   IoResult<std::shared_ptr<File>> acquire_locked(CachedFile& f, bool for_handle);
   IoResult<std::shared_ptr<File>> acquire(CachedFile& f, bool for_handle);
@@ -146,8 +165,7 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   const std::size_t capacity_;
   const DiskFailureObserver on_disk_failure_;
   mutable std::mutex mutex_;
-  // Every live file by path (several may share one), for rename() and remove().
-  std::multimap<std::string, CachedFile*> by_path_;
+  Dirs by_dir_;
   // Open files, most recently used first (an intrusive list through CachedFile).
   CachedFile* lru_head_ = nullptr;
   CachedFile* lru_tail_ = nullptr;
@@ -160,7 +178,7 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
 // A file of a FileCache (see there). Created only by FileCache::open().
 class CachedFile final : public File {
  public:
-  CachedFile(std::shared_ptr<FileCache> cache, std::string path, OpenMode reopen_mode, std::int64_t size) noexcept;
+  CachedFile(std::shared_ptr<FileCache> cache, OpenMode reopen_mode, std::int64_t size) noexcept;
   ~CachedFile() override;
 
   IoResult<std::size_t> pread(std::int64_t position, MutableByteSpan out) const override;
@@ -183,15 +201,16 @@ class CachedFile final : public File {
   std::shared_ptr<FileCache> cache_;
   // Logical size: written by the owner thread while it holds the open file, read by a reopen.
   std::atomic<std::int64_t> size_;
-  // Guarded by cache_->mutex_:
-  std::string path_;
+  // Guarded by cache_->mutex_ (the path is the directory's key and the name's):
+  FileCache::Dirs::iterator dir_;
+  FileCache::Names::iterator name_;
+  bool linked_ = false;  // dir_ and name_ are set
   OpenMode reopen_mode_;
   bool unlinked_ = false;
   std::shared_ptr<File> open_;   // null while closed
   bool in_lru_ = false;          // exactly while open_ is set
   CachedFile* newer_ = nullptr;  // LRU neighbours
   CachedFile* older_ = nullptr;
-  std::multimap<std::string, CachedFile*>::iterator by_path_it_;
 };
 
 }  // namespace weir::storage

@@ -8,14 +8,14 @@
 namespace weir::storage {
 
 LeaderEpochCache::LeaderEpochCache(FileSystem& fs, std::filesystem::path path) noexcept
-    : fs_(fs), path_(std::move(path)) {}
+    : fs_(fs), path_(path.native()) {}
 
 Status<Errc> LeaderEpochCache::load() {
   auto entries = read_leader_epoch_checkpoint(fs_, path_);
   if (!entries) {
     if (entries.error() == Errc::kNotFound) return {};
     if (entries.error() == Errc::kStorageError) return unexpected(Errc::kStorageError);
-    log::get("storage")->warn("event=leader_epoch_checkpoint_malformed {}", log::kv("path", path_.string()));
+    log::get("storage")->warn("event=leader_epoch_checkpoint_malformed {}", log::kv("path", path_));
     entries_.clear();
     dirty_ = true;
     return {};

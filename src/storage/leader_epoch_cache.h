@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -60,11 +61,13 @@ class LeaderEpochCache {
   // Writes the checkpoint if the entries changed since the last write.
   [[nodiscard]] Status<Errc> write_if_dirty();
   [[nodiscard]] bool dirty() const noexcept { return dirty_; }
-  void set_path(std::filesystem::path path) noexcept { path_ = std::move(path); }
+  void set_path(const std::filesystem::path& path) { path_ = path.native(); }
 
  private:
   FileSystem& fs_;
-  std::filesystem::path path_;
+  // A string, not a std::filesystem::path: a path keeps each of its components as a path of its
+  // own (hundreds of bytes a partition, at 100,000 partitions tens of MiB).
+  std::string path_;
   std::vector<EpochEntry> entries_;
   bool dirty_ = false;
 };

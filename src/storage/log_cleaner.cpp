@@ -290,8 +290,8 @@ class LogCleaner::Round {
     job_.end_offset = job_.map.latest_offset() + 1;
     stats_.keys_mapped += static_cast<std::int64_t>(job_.map.size());
     if (job_.end_offset <= job_.first_dirty_offset) {
-      log::get("storage")->error("event=clean_failed {} reason=offset_map_too_small {}",
-                                 log::kv("dir", log_.dir_.string()), log::kv("map_bytes", job_.map.max_bytes()));
+      log::get("storage")->error("event=clean_failed {} reason=offset_map_too_small {}", log::kv("dir", log_.dir_),
+                                 log::kv("map_bytes", job_.map.max_bytes()));
       return unexpected(Errc::kMessageTooLarge);
     }
     auto groups = group_segments(log_.segments_, overlapping(log_.segments_, -1, job_.end_offset), log_.config_,
@@ -306,7 +306,7 @@ class LogCleaner::Round {
     job_.position = 0;
     job_.segment_started = false;
     job_.phase = CleanJob::Phase::kClean;
-    log::get("storage")->info("event=clean_map_built {} {} {} {} {}", log::kv("dir", log_.dir_.string()),
+    log::get("storage")->info("event=clean_map_built {} {} {} {} {}", log::kv("dir", log_.dir_),
                               log::kv("first_dirty_offset", job_.first_dirty_offset),
                               log::kv("end_offset", job_.end_offset), log::kv("keys", job_.map.size()),
                               log::kv("groups", job_.groups.size()));
@@ -453,8 +453,7 @@ class LogCleaner::Round {
   Status<Errc> flush() {
     if (output_.empty()) return {};
     if (job_.cleaned->size_bytes() + static_cast<std::int64_t>(output_.size()) > kMaxRelativeOffset) {
-      log::get("storage")->error("event=clean_failed {} reason=cleaned_segment_too_large",
-                                 log::kv("dir", log_.dir_.string()));
+      log::get("storage")->error("event=clean_failed {} reason=cleaned_segment_too_large", log::kv("dir", log_.dir_));
       return unexpected(Errc::kRecordListTooLarge);
     }
     std::vector<BatchHeader> headers;
@@ -477,7 +476,7 @@ class LogCleaner::Round {
     const std::int64_t cleaned_bytes = job_.cleaned->size_bytes();
     std::int64_t old_bytes = 0;
     for (const Segment* s : group) old_bytes += s->size_bytes();
-    log::get("storage")->info("event=clean_swap {} {} {} {} {}", log::kv("dir", log_.dir_.string()),
+    log::get("storage")->info("event=clean_swap {} {} {} {} {}", log::kv("dir", log_.dir_),
                               log::kv("base_offset", group.front()->base_offset()), log::kv("segments", group.size()),
                               log::kv("bytes_before", old_bytes), log::kv("bytes_after", cleaned_bytes));
     stats_.segments_replaced += static_cast<std::int64_t>(group.size());
@@ -564,7 +563,7 @@ Result<CleanResult, Errc> LogCleaner::clean(PartitionLog& log, std::int64_t now_
     return result;
   }
   if (log.clean_job_ && !round_still_valid(log.segments_, log.truncations_, *log.clean_job_)) {
-    log::get("storage")->info("event=clean_abandoned {} reason=log_changed", log::kv("dir", log.dir_.string()));
+    log::get("storage")->info("event=clean_abandoned {} reason=log_changed", log::kv("dir", log.dir_));
     abort(log);
     result.state = CleanState::kAborted;
     return result;
@@ -581,7 +580,7 @@ Result<CleanResult, Errc> LogCleaner::clean(PartitionLog& log, std::int64_t now_
       abort(log);
       return unexpected(ok.error());
     }
-    log::get("storage")->info("event=clean_started {} {} {} {}", log::kv("dir", log.dir_.string()),
+    log::get("storage")->info("event=clean_started {} {} {} {}", log::kv("dir", log.dir_),
                               log::kv("first_dirty_offset", info->first_dirty_offset),
                               log::kv("first_uncleanable_offset", info->first_uncleanable_offset),
                               log::kv("dirty_ratio", info->dirty_ratio));
@@ -590,7 +589,7 @@ Result<CleanResult, Errc> LogCleaner::clean(PartitionLog& log, std::int64_t now_
   auto finished = Round(log, job, budget_bytes, result.stats).run();
   job.stats += result.stats;
   if (!finished) {
-    log::get("storage")->error("event=clean_failed {} {}", log::kv("dir", log.dir_.string()),
+    log::get("storage")->error("event=clean_failed {} {}", log::kv("dir", log.dir_),
                                log::kv("error", to_string(finished.error())));
     abort(log);
     return unexpected(finished.error());
@@ -602,11 +601,10 @@ Result<CleanResult, Errc> LogCleaner::clean(PartitionLog& log, std::int64_t now_
   log.cleaner_checkpoint_ = job.end_offset;
   result.state = CleanState::kCompleted;
   result.checkpoint = job.end_offset;
-  log::get("storage")->info("event=clean_completed {} {} {} {} {} {}", log::kv("dir", log.dir_.string()),
-                            log::kv("checkpoint", job.end_offset), log::kv("bytes_read", job.stats.bytes_read),
-                            log::kv("bytes_written", job.stats.bytes_written),
-                            log::kv("records_retained", job.stats.records_retained),
-                            log::kv("records_read", job.stats.records_read));
+  log::get("storage")->info(
+      "event=clean_completed {} {} {} {} {} {}", log::kv("dir", log.dir_), log::kv("checkpoint", job.end_offset),
+      log::kv("bytes_read", job.stats.bytes_read), log::kv("bytes_written", job.stats.bytes_written),
+      log::kv("records_retained", job.stats.records_retained), log::kv("records_read", job.stats.records_read));
   log.clean_job_.reset();
   return result;
 }

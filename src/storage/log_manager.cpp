@@ -173,7 +173,7 @@ Status<Errc> LogManager::load() {
   struct Found {
     std::string name;
     TopicPartition tp;
-    LogConfig config;
+    const LogConfig* config;  // in `configs`
     std::optional<Result<std::unique_ptr<PartitionLog>, Errc>> log;
     std::optional<Uuid> topic_id;
     const PartitionSummary* summary = nullptr;
@@ -200,7 +200,7 @@ Status<Errc> LogManager::load() {
     auto config = configs.find(tp->topic);
     if (config == configs.end()) config = configs.emplace(tp->topic, config_for(tp->topic)).first;
     const auto summarized_as = summarized.find(name);
-    found.push_back(Found{e.name, std::move(*tp), config->second, std::nullopt, std::nullopt,
+    found.push_back(Found{e.name, std::move(*tp), &config->second, std::nullopt, std::nullopt,
                           summarized_as == summarized.end() ? nullptr : summarized_as->second});
   }
   const auto hints =
@@ -213,18 +213,19 @@ Status<Errc> LogManager::load() {
     Found& f = found[i];
     const auto hinted = hints.find(f.tp);
     RecoveryHint hint = hinted == hints.end() ? RecoveryHint{.clean_shutdown = had_clean_shutdown_} : hinted->second;
+    const fs::path dir = dir_ / f.name;
     // The summary holds for a directory that is the one it describes, unchanged since.
     if (f.summary != nullptr) {
-      auto identity = fs_.identity(dir_ / f.name);
+      auto identity = fs_.identity(dir);
       if (!identity || *identity != f.summary->dir_identity) f.summary = nullptr;
     }
     hint.summary = f.summary;
-    f.log = PartitionLog::open(fs_, dir_ / f.name, f.config, clock_, hint);
+    f.log = PartitionLog::open(fs_, dir, *f.config, clock_, hint);
     if (!*f.log) return;
     if (f.summary != nullptr) {
       f.topic_id = f.summary->topic_id;  // partition.metadata is as it was (the directory did not change)
       restored.fetch_add(1, std::memory_order_relaxed);
-    } else if (auto id = read_partition_metadata(fs_, dir_ / f.name / kPartitionMetadataFile)) {
+    } else if (auto id = read_partition_metadata(fs_, dir / kPartitionMetadataFile)) {
       f.topic_id = *id;
     }
   });

@@ -145,12 +145,12 @@ Result<void, Errc> ReadResult::append_to(std::vector<std::uint8_t>& out) const {
 
 // ---------------------------------------------------------------------------------- open / load
 
-PartitionLog::PartitionLog(FileSystem& fs, fs::path dir, LogConfig config, const Clock& clock)
+PartitionLog::PartitionLog(FileSystem& fs, const fs::path& dir, LogConfig config, const Clock& clock)
     : fs_(fs),
-      dir_(std::move(dir)),
+      dir_(dir.native()),
       config_(config),
       clock_(clock),
-      epochs_(fs, dir_ / kLeaderEpochCheckpointFile),
+      epochs_(fs, dir / kLeaderEpochCheckpointFile),
       last_flush_ms_(clock.now_ms()) {}
 
 PartitionLog::~PartitionLog() = default;
@@ -161,7 +161,8 @@ SegmentConfig PartitionLog::segment_config() const noexcept {
 
 Result<std::unique_ptr<PartitionLog>, Errc> PartitionLog::open(FileSystem& fs, fs::path dir, LogConfig config,
                                                                const Clock& clock, RecoveryHint hint) {
-  auto exists = fs.exists(dir);
+  // A summarized directory was just found to exist (its identity was checked).
+  auto exists = hint.summary != nullptr ? IoResult<bool>(true) : fs.exists(dir);
   if (!exists) return unexpected(Errc::kStorageError);
   if (!*exists) {
     if (!fs.create_directory(dir) ||
@@ -194,20 +195,21 @@ Status<Errc> PartitionLog::load_segments(const RecoveryHint& hint, std::vector<s
     if (!entries) return unexpected(Errc::kStorageError);
   }
   std::vector<std::string> index_files;
-  std::vector<std::string> listed;
+  std::vector<std::int64_t> snapshots;
   for (const DirEntry& e : *entries) {
     if (e.is_directory) continue;
     const std::string_view name = e.name;
     if (name.ends_with(Segment::kDeletedSuffix) || name.ends_with(".tmp")) {
-      (void)fs_.remove(dir_ / e.name);  // an interrupted deletion or checkpoint write
+      (void)fs_.remove(dir() / e.name);  // an interrupted deletion or checkpoint write
       continue;
     }
-    listed.push_back(e.name);
     if (auto base = Segment::parse_file_name(name, Segment::kLogSuffix)) {
       bases.push_back(*base);
     } else if (name.ends_with(Segment::kIndexSuffix) || name.ends_with(Segment::kTimeIndexSuffix) ||
                name.ends_with(Segment::kTxnIndexSuffix)) {
       index_files.push_back(e.name);
+    } else if (auto offset = parse_snapshot_file_name(name)) {
+      snapshots.push_back(*offset);
     }
   }
   std::sort(bases.begin(), bases.end());
@@ -226,11 +228,10 @@ Status<Errc> PartitionLog::load_segments(const RecoveryHint& hint, std::vector<s
     if (std::binary_search(bases.begin(), bases.end(), *base)) {
       *seen = true;
     } else {
-      (void)fs_.remove(dir_ / name);  // an index whose log is gone
-      std::erase(listed, name);
+      (void)fs_.remove(dir() / name);  // an index whose log is gone
     }
   }
-  listed_files_ = std::move(listed);
+  snapshot_offsets_ = std::move(snapshots);
   const std::int64_t now_ms = clock_.wall_ms();
   for (std::int64_t base : bases) {
     const auto it = present.find(base);
@@ -260,7 +261,7 @@ Status<Errc> PartitionLog::load(const RecoveryHint& hint) {
     auto tail = active().load_tail();
     if (!tail && tail.error() != Errc::kCorruptMessage) return tail;
     if (!tail) {
-      log::get("storage")->warn("event=unclean_tail_after_clean_shutdown {}", log::kv("dir", dir_.string()));
+      log::get("storage")->warn("event=unclean_tail_after_clean_shutdown {}", log::kv("dir", dir_));
       if (auto ok = recover_from(segments_.size() - 1, hint.cleaner_checkpoint.value_or(-1)); !ok) return ok;
       recovered = true;
       scanned = 1;
@@ -283,17 +284,15 @@ Status<Errc> PartitionLog::restore(const RecoveryHint& hint, const PartitionSumm
     return unexpected(Errc::kCorruptMessage);
   }
   const std::int64_t now_ms = clock_.wall_ms();
+  const fs::path dir = this->dir();
   for (const SegmentSummary& s : summary.segments) {
-    auto segment = Segment::restore(fs_, dir_, segment_config(), now_ms, s);
+    auto segment = Segment::restore(fs_, dir, segment_config(), now_ms, s);
     if (!segment) return unexpected(segment.error());
     segments_.push_back(std::move(*segment));
   }
   epochs_.restore(summary.epochs);
   if (summary.producers) {
-    std::vector<std::string> names;
-    names.reserve(summary.producers->snapshot_offsets.size());
-    for (std::int64_t offset : summary.producers->snapshot_offsets) names.push_back(snapshot_file_name(offset));
-    listed_files_ = std::move(names);
+    snapshot_offsets_ = summary.producers->snapshot_offsets;
     carried_producers_ = summary.producers;
   }
   auto ok = finish_load(hint, false, 0);
@@ -326,10 +325,10 @@ Status<Errc> PartitionLog::finish_load(const RecoveryHint& hint, bool recovered,
   purge_deleted_files(true);
   // A clean load of each of many thousands of partitions is not news: only recovery is at info.
   log::get("storage")->log(recovered || scanned > 0 ? spdlog::level::info : spdlog::level::debug,
-                           "event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_.string()),
-                            log::kv("segments", segments_.size()), log::kv("log_start_offset", log_start_offset_),
-                            log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered),
-                            log::kv("scanned_segments", scanned));
+                           "event=log_loaded {} {} {} {} {} {}", log::kv("dir", dir_),
+                           log::kv("segments", segments_.size()), log::kv("log_start_offset", log_start_offset_),
+                           log::kv("log_end_offset", log_end_offset_), log::kv("recovered", recovered),
+                           log::kv("scanned_segments", scanned));
   return {};
 }
 
@@ -484,7 +483,7 @@ Status<Errc> PartitionLog::write(ByteSpan bytes, const std::vector<BatchHeader>&
   if (auto ok = segment.append(bytes, headers); !ok) {
     if (segment.size_bytes() != size_before) {
       failed_ = true;  // the rollback failed: the file holds bytes the log does not account for
-      log::get("storage")->error("event=log_failed {} reason=append_rollback_failed", log::kv("dir", dir_.string()));
+      log::get("storage")->error("event=log_failed {} reason=append_rollback_failed", log::kv("dir", dir_));
     }
     return ok;
   }
@@ -506,7 +505,7 @@ Status<Errc> PartitionLog::maybe_roll(std::int64_t messages_bytes, std::int64_t 
     // The index was unusable and the rebuild from the log found another end than the summary
     // said: the file changed while the broker was down. Appending would leave a hole or overlap.
     failed_ = true;
-    log::get("storage")->error("event=log_failed {} reason=active_segment_changed {} {}", log::kv("dir", dir_.string()),
+    log::get("storage")->error("event=log_failed {} reason=active_segment_changed {} {}", log::kv("dir", dir_),
                                log::kv("log_end_offset", log_end_offset_),
                                log::kv("segment_end_offset", segment.next_offset().value_or(-1)));
     return unexpected(Errc::kStorageError);
@@ -533,8 +532,7 @@ Status<Errc> PartitionLog::roll_at(std::int64_t base_offset) {
   if (!segment) return unexpected(segment.error());
   segments_.push_back(std::move(*segment));
   ++directory_writes_;
-  log::get("storage")->debug("event=segment_rolled {} {}", log::kv("dir", dir_.string()),
-                             log::kv("base_offset", base_offset));
+  log::get("storage")->debug("event=segment_rolled {} {}", log::kv("dir", dir_), log::kv("base_offset", base_offset));
   notify([&](LogListener& l) { l.on_roll(*this, base_offset); });
   return {};
 }
@@ -549,7 +547,7 @@ void PartitionLog::assign_epoch(std::int32_t epoch, std::int64_t start_offset) {
   if (epoch < 0 || !epochs_.assign(epoch, start_offset)) return;
   if (!epochs_.write_if_dirty()) {
     // Recovery re-learns epochs from batches after the recovery point; retried on flush/close.
-    log::get("storage")->warn("event=leader_epoch_checkpoint_deferred {}", log::kv("dir", dir_.string()));
+    log::get("storage")->warn("event=leader_epoch_checkpoint_deferred {}", log::kv("dir", dir_));
   }
 }
 
@@ -654,7 +652,7 @@ Result<std::optional<TimestampOffset>, Errc> PartitionLog::lookup_max_timestamp(
 std::optional<TimestampOffset> PartitionLog::find_offset_by_timestamp(std::int64_t timestamp_ms) const {
   auto found = lookup_offset_by_timestamp(timestamp_ms);
   if (found) return *found;
-  log::get("storage")->error("event=timestamp_lookup_failed {} {}", log::kv("dir", dir_.string()),
+  log::get("storage")->error("event=timestamp_lookup_failed {} {}", log::kv("dir", dir_),
                              log::kv("error", to_string(found.error())));
   return std::nullopt;
 }
@@ -662,7 +660,7 @@ std::optional<TimestampOffset> PartitionLog::find_offset_by_timestamp(std::int64
 std::optional<TimestampOffset> PartitionLog::max_timestamp() const {
   auto found = lookup_max_timestamp();
   if (found) return *found;
-  log::get("storage")->error("event=max_timestamp_lookup_failed {} {}", log::kv("dir", dir_.string()),
+  log::get("storage")->error("event=max_timestamp_lookup_failed {} {}", log::kv("dir", dir_),
                              log::kv("error", to_string(found.error())));
   return std::nullopt;
 }
@@ -713,7 +711,7 @@ Status<Errc> PartitionLog::delete_oldest_segments(std::size_t n) {
     if (result = segments_[renamed]->rename_for_deletion(); !result) break;
   }
   for (std::size_t i = 0; i < renamed; ++i) {
-    log::get("storage")->info("event=segment_deleted {} {}", log::kv("dir", dir_.string()),
+    log::get("storage")->info("event=segment_deleted {} {}", log::kv("dir", dir_),
                               log::kv("base_offset", segments_[i]->base_offset()));
     pending_deletions_.push_back(PendingDeletion{std::move(segments_[i]), due_ms});
   }
@@ -732,7 +730,7 @@ void PartitionLog::purge_deleted_files(bool all) {
   std::erase_if(pending_deletions_, [&](PendingDeletion& p) {
     if (!all && p.due_ms > now_ms) return false;
     if (!p.segment->remove_files()) {
-      log::get("storage")->warn("event=segment_file_removal_failed {}", log::kv("dir", dir_.string()));
+      log::get("storage")->warn("event=segment_file_removal_failed {}", log::kv("dir", dir_));
     }
     return true;
   });
@@ -781,7 +779,7 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
     if (epochs_.truncate_from_end(log_end_offset_)) (void)epochs_.write_if_dirty();
     return {};
   }
-  log::get("storage")->info("event=log_truncated {} {} {}", log::kv("dir", dir_.string()), log::kv("offset", offset),
+  log::get("storage")->info("event=log_truncated {} {} {}", log::kv("dir", dir_), log::kv("offset", offset),
                             log::kv("log_end_offset", log_end_offset_));
   if (offset < segments_.front()->base_offset()) {
     auto restarted = truncate_fully_and_start_at(offset);
@@ -814,7 +812,7 @@ Result<void, Errc> PartitionLog::truncate_to(std::int64_t offset) {
 Result<void, Errc> PartitionLog::truncate_fully_and_restart_at(std::int64_t offset) {
   WEIR_ASSERT(!closed_);
   if (offset < 0) return unexpected(Errc::kOffsetOutOfRange);
-  log::get("storage")->info("event=log_restarted {} {} {}", log::kv("dir", dir_.string()), log::kv("offset", offset),
+  log::get("storage")->info("event=log_restarted {} {} {}", log::kv("dir", dir_), log::kv("offset", offset),
                             log::kv("log_end_offset", log_end_offset_));
   auto restarted = truncate_fully_and_start_at(offset);
   notify([&](LogListener& l) { l.on_truncated(*this); });
@@ -924,7 +922,7 @@ Result<bool, Errc> PartitionLog::finish_interrupted_swap(const std::vector<DirEn
   }
   if (cleaned.empty() && swaps.empty()) return false;
   auto remove = [&](const std::string& name) -> Status<Errc> {
-    auto removed = fs_.remove(dir_ / name);
+    auto removed = fs_.remove(dir() / name);
     if (!removed && !removed.error().not_found()) return unexpected(Errc::kStorageError);
     return Status<Errc>{};
   };
@@ -948,7 +946,7 @@ Result<bool, Errc> PartitionLog::finish_interrupted_swap(const std::vector<DirEn
     const std::string plain = name.substr(0, name.size() - Segment::kSwapSuffix.size());
     auto base = Segment::parse_file_name(plain, Segment::kLogSuffix);
     if (!base) continue;
-    auto next = next_offset_of(fs_, dir_ / name, *base);
+    auto next = next_offset_of(fs_, dir() / name, *base);
     if (!next) return unexpected(next.error());
     low = std::min(low, *base);
     high = std::max(high, *next);
@@ -960,10 +958,10 @@ Result<bool, Errc> PartitionLog::finish_interrupted_swap(const std::vector<DirEn
   }
   for (const std::string& name : valid) {
     const std::string plain = name.substr(0, name.size() - Segment::kSwapSuffix.size());
-    if (!fs_.rename(dir_ / name, dir_ / plain)) return unexpected(Errc::kStorageError);
+    if (!fs_.rename(dir() / name, dir() / plain)) return unexpected(Errc::kStorageError);
   }
   if (!fs_.sync_directory(dir_)) return unexpected(Errc::kStorageError);
-  log::get("storage")->warn("event=interrupted_clean_recovered {} {} {}", log::kv("dir", dir_.string()),
+  log::get("storage")->warn("event=interrupted_clean_recovered {} {} {}", log::kv("dir", dir_),
                             log::kv("swap_files_completed", valid.size()),
                             log::kv("files_rolled_back", cleaned.size() + swaps.size() - valid.size()));
   return true;
@@ -974,7 +972,7 @@ Status<Errc> PartitionLog::replace_segments(std::unique_ptr<Segment> cleaned, st
   WEIR_ASSERT(cleaned->base_offset() == segments_[first]->base_offset());
   WEIR_ASSERT(cleaned->file_suffix() == Segment::kCleanedSuffix);
   auto give_up = [&](std::string_view step) -> Status<Errc> {
-    log::get("storage")->error("event=clean_swap_failed {} {} {}", log::kv("dir", dir_.string()),
+    log::get("storage")->error("event=clean_swap_failed {} {} {}", log::kv("dir", dir_),
                                log::kv("base_offset", cleaned->base_offset()), log::kv("step", step));
     if (!cleaned->remove_files()) failed_ = true;  // leftovers are resolved by the next open
     return unexpected(Errc::kStorageError);
@@ -990,8 +988,8 @@ Status<Errc> PartitionLog::replace_segments(std::unique_ptr<Segment> cleaned, st
   }
   Status<Errc> result;
   if (!renamed || !cleaned->change_file_suffix("") || !fs_.sync_directory(dir_)) {
-    log::get("storage")->error("event=clean_swap_unfinished {} {} action=complete_on_next_open",
-                               log::kv("dir", dir_.string()), log::kv("base_offset", cleaned->base_offset()));
+    log::get("storage")->error("event=clean_swap_unfinished {} {} action=complete_on_next_open", log::kv("dir", dir_),
+                               log::kv("base_offset", cleaned->base_offset()));
     failed_ = true;
     result = unexpected(Errc::kStorageError);
   }
@@ -1087,7 +1085,7 @@ Result<void, Errc> PartitionLog::close() {
 
 Result<void, Errc> PartitionLog::remove() {
   WEIR_ASSERT(!closed_);
-  const fs::path parent = dir_.parent_path().empty() ? fs::path(".") : dir_.parent_path();
+  const fs::path parent = dir().parent_path().empty() ? fs::path(".") : dir().parent_path();
   const fs::path doomed = parent / delete_dir_name(dir_);
   clean_job_.reset();  // its files go with the directory
   segments_.clear();   // close our descriptors (readers holding slices keep theirs)
@@ -1095,7 +1093,7 @@ Result<void, Errc> PartitionLog::remove() {
   closed_ = true;
   if (!fs_.rename(dir_, doomed) || !fs_.sync_directory(parent)) return unexpected(Errc::kStorageError);
   if (!remove_all(fs_, doomed)) return unexpected(Errc::kStorageError);
-  log::get("storage")->info("event=partition_deleted {}", log::kv("dir", dir_.string()));
+  log::get("storage")->info("event=partition_deleted {}", log::kv("dir", dir_));
   return {};
 }
 

@@ -104,8 +104,9 @@ struct RecoveryHint {
   std::int64_t high_watermark = 0;    // replication-offset-checkpoint (0 if absent)
   std::optional<std::int64_t> cleaner_checkpoint = std::nullopt;  // cleaner-offset-checkpoint (none if absent)
   // The clean-shutdown summary's entry for this partition, when the log dir's is trusted
-  // (log_summary.h): the log is built from it without reading its directory or files. If the
-  // directory turns out not to match it, the log is loaded from its files.
+  // (log_summary.h) and the directory was found to be the one it describes (so it exists): the
+  // log is built from it without reading its directory or files. If the directory turns out not
+  // to match it, the log is loaded from its files.
   const PartitionSummary* summary = nullptr;
 };
 
@@ -219,15 +220,15 @@ class PartitionLog {
   [[nodiscard]] std::int64_t log_end_offset() const noexcept { return log_end_offset_; }
   [[nodiscard]] std::int64_t size_bytes() const noexcept;
   [[nodiscard]] std::size_t segment_count() const noexcept { return segments_.size(); }
-  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+  [[nodiscard]] std::filesystem::path dir() const { return dir_; }
   [[nodiscard]] const LogConfig& config() const noexcept { return config_; }
   // What the log does its I/O with and reads the time from (for files kept beside it).
   [[nodiscard]] FileSystem& file_system() const noexcept { return fs_; }
-  // The names of the files the load found in the directory (segments, indexes, checkpoints,
-  // producer snapshots), once: the first call takes them, later ones get nullopt. The producer
-  // state's first load reads its snapshots' names here instead of listing the directory again.
-  [[nodiscard]] std::optional<std::vector<std::string>> take_listed_files() noexcept {
-    return std::exchange(listed_files_, std::nullopt);
+  // The offsets of the producer snapshot files the load found in the directory (or the log dir's
+  // summary recorded), unsorted, once: the first call takes them, later ones get nullopt. The
+  // producer state's first load takes them here instead of listing the directory again.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> take_snapshot_offsets() noexcept {
+    return std::exchange(snapshot_offsets_, std::nullopt);
   }
   [[nodiscard]] const Clock& clock() const noexcept { return clock_; }
 
@@ -347,7 +348,7 @@ class PartitionLog {
     std::int64_t due_ms;  // monotonic
   };
 
-  PartitionLog(FileSystem& fs, std::filesystem::path dir, LogConfig config, const Clock& clock);
+  PartitionLog(FileSystem& fs, const std::filesystem::path& dir, LogConfig config, const Clock& clock);
 
   [[nodiscard]] Status<Errc> load(const RecoveryHint& hint);
   // load() from a summary instead of the directory; reads nothing.
@@ -395,7 +396,9 @@ class PartitionLog {
   [[nodiscard]] Status<Errc> replace_segments(std::unique_ptr<Segment> cleaned, std::size_t first, std::size_t count);
 
   FileSystem& fs_;
-  std::filesystem::path dir_;
+  // A string, not a std::filesystem::path: a path keeps each of its components as a path of its
+  // own (hundreds of bytes a partition, at 100,000 partitions tens of MiB).
+  std::string dir_;
   LogConfig config_;
   const Clock& clock_;
   std::vector<std::unique_ptr<Segment>> segments_;  // by base offset; back() is active
@@ -409,7 +412,7 @@ class PartitionLog {
   std::uint64_t directory_writes_ = 0;  // segment files created
   std::uint64_t directory_synced_ = 0;
   std::vector<PendingDeletion> pending_deletions_;
-  std::optional<std::vector<std::string>> listed_files_;  // take_listed_files()
+  std::optional<std::vector<std::int64_t>> snapshot_offsets_;  // take_snapshot_offsets()
   std::optional<CarriedProducerState> carried_producers_;
   std::int64_t carried_log_end_ = -1;  // the log end when carried_producers_ was set
   std::optional<std::int64_t> first_unstable_offset_;

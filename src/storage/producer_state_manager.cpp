@@ -54,17 +54,16 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
   snapshots_.clear();
   batches_replayed_ = 0;
   storage::FileSystem& fs = log.file_system();
-  std::optional<std::vector<std::string>> names = log.take_listed_files();  // the log's load listed them
-  if (!names) {
+  // The log's load listed them (or its summary named them).
+  if (std::optional<std::vector<std::int64_t>> offsets = log.take_snapshot_offsets()) {
+    snapshots_ = std::move(*offsets);
+  } else {
     auto entries = fs.list(log.dir());
     if (!entries) return unexpected(storage::Errc::kStorageError);
-    names.emplace();
-    for (storage::DirEntry& e : *entries) {
-      if (!e.is_directory) names->push_back(std::move(e.name));
+    for (const storage::DirEntry& e : *entries) {
+      if (e.is_directory) continue;
+      if (auto offset = parse_snapshot_file_name(e.name)) snapshots_.push_back(*offset);
     }
-  }
-  for (const std::string& name : *names) {
-    if (auto offset = parse_snapshot_file_name(name)) snapshots_.push_back(*offset);
   }
   std::sort(snapshots_.begin(), snapshots_.end());
 
@@ -80,19 +79,19 @@ Status<storage::Errc> ProducerStateManager::load(storage::PartitionLog& log) {
   std::int64_t from = log_start;
   while (!snapshots_.empty()) {
     const std::int64_t offset = snapshots_.back();
-    const auto path = log.dir() / snapshot_file_name(offset);
+    const auto path = [&] { return log.dir() / snapshot_file_name(offset); };  // built when used
     // The log dir's clean-shutdown summary may carry the file's bytes.
     std::optional<std::vector<std::byte>> carried = log.take_carried_snapshot(offset);
     storage::IoResult<std::string> text = std::string();
-    if (!carried) text = storage::read_file(fs, path, kMaxSnapshotBytes);
+    if (!carried) text = storage::read_file(fs, path(), kMaxSnapshotBytes);
     if (!text) {
-      lg->error("event=producer_snapshot_unreadable {} {}", log::kv("file", path.string()),
+      lg->error("event=producer_snapshot_unreadable {} {}", log::kv("file", path().string()),
                 log::kv("error", storage::to_string(text.error())));
       return unexpected(storage::Errc::kStorageError);
     }
     auto decoded = decode_snapshot(carried ? ByteSpan(*carried) : as_bytes(*text));
     if (!decoded) {
-      lg->warn("event=producer_snapshot_corrupt {} {} action=deleted", log::kv("file", path.string()),
+      lg->warn("event=producer_snapshot_corrupt {} {} action=deleted", log::kv("file", path().string()),
                log::kv("error", to_string(decoded.error())));
       delete_snapshot(log, offset);
       continue;

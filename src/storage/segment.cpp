@@ -1,6 +1,7 @@
 #include "storage/segment.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <vector>
@@ -45,11 +46,11 @@ std::optional<std::int64_t> Segment::parse_file_name(std::string_view name, std:
   return value;
 }
 
-Segment::Segment(FileSystem& fs, fs::path dir, std::int64_t base_offset, const SegmentConfig& config,
+Segment::Segment(FileSystem& fs, const fs::path& dir, std::int64_t base_offset, const SegmentConfig& config,
                  std::int64_t created_ms, std::string_view suffix, TrackedFile log, TrackedFile index,
                  TrackedFile time_index)
     : fs_(fs),
-      dir_(std::move(dir)),
+      dir_(dir.native()),
       base_offset_(base_offset),
       config_(config),
       created_ms_(created_ms),
@@ -65,7 +66,9 @@ std::int64_t Segment::max_index_entries(std::size_t entry_size) const noexcept {
   return std::max<std::int64_t>(1, config_.segment_index_bytes / static_cast<std::int64_t>(entry_size));
 }
 
-fs::path Segment::path(std::string_view suffix) const { return dir_ / (file_name(base_offset_, suffix) + suffix_); }
+fs::path Segment::path(std::string_view suffix) const {
+  return fs::path(dir_) / (file_name(base_offset_, suffix) + suffix_);
+}
 
 Result<std::unique_ptr<Segment>, Errc> Segment::create(FileSystem& fs, const fs::path& dir, std::int64_t base_offset,
                                                        const SegmentConfig& config, std::int64_t created_ms,
@@ -122,19 +125,17 @@ Result<std::unique_ptr<Segment>, Errc> Segment::restore(FileSystem& fs, const fs
                                                         const SegmentConfig& config, std::int64_t created_ms,
                                                         const SegmentSummary& summary) {
   const std::int64_t base_offset = summary.base_offset;
-  auto known = [&](std::string_view suffix, std::int64_t size) -> Result<TrackedFile, Errc> {
-    auto file = fs.open_known(dir / file_name(base_offset, suffix), OpenMode::kReadWrite, size);
-    if (!file) return unexpected(file.error().not_found() ? Errc::kNotFound : Errc::kStorageError);
-    return TrackedFile(std::move(*file));
-  };
-  auto log = known(kLogSuffix, summary.log_bytes);
-  if (!log) return unexpected(log.error());
-  auto index = known(kIndexSuffix, summary.offset_index_bytes);
-  if (!index) return unexpected(index.error());
-  auto time = known(kTimeIndexSuffix, summary.time_index_bytes);
-  if (!time) return unexpected(time.error());
-  std::unique_ptr<Segment> segment(
-      new Segment(fs, dir, base_offset, config, created_ms, {}, std::move(*log), std::move(*index), std::move(*time)));
+  const std::string log_name = file_name(base_offset, kLogSuffix);
+  const std::string index_name = file_name(base_offset, kIndexSuffix);
+  const std::string time_name = file_name(base_offset, kTimeIndexSuffix);
+  const std::array<FileSystem::KnownFile, 3> known{{{log_name, OpenMode::kReadWrite, summary.log_bytes},
+                                                    {index_name, OpenMode::kReadWrite, summary.offset_index_bytes},
+                                                    {time_name, OpenMode::kReadWrite, summary.time_index_bytes}}};
+  auto files = fs.open_known_in(dir, known);
+  if (!files) return unexpected(files.error().not_found() ? Errc::kNotFound : Errc::kStorageError);
+  std::unique_ptr<Segment> segment(new Segment(fs, dir, base_offset, config, created_ms, {},
+                                               TrackedFile(std::move((*files)[0])), TrackedFile(std::move((*files)[1])),
+                                               TrackedFile(std::move((*files)[2]))));
   if (summary.txn_index_bytes >= 0) {
     if (auto ok = segment->txn_index_.open_known(summary.txn_index_bytes); !ok) return unexpected(ok.error());
   }
@@ -622,7 +623,7 @@ Status<Errc> Segment::change_file_suffix(std::string_view suffix) {
   std::vector<std::string_view> kinds{kLogSuffix, kIndexSuffix, kTimeIndexSuffix};
   if (txn_index_.exists()) kinds.push_back(kTxnIndexSuffix);
   auto named = [&](std::string_view kind, std::string_view with) {
-    return dir_ / (file_name(base_offset_, kind) + std::string(with));
+    return fs::path(dir_) / (file_name(base_offset_, kind) + std::string(with));
   };
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (auto ok = fs_.rename(named(kinds[i], suffix_), named(kinds[i], suffix)); !ok) {

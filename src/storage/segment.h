@@ -208,7 +208,7 @@ class Segment {
   [[nodiscard]] const std::string& file_suffix() const noexcept { return suffix_; }
 
  private:
-  Segment(FileSystem& fs, std::filesystem::path dir, std::int64_t base_offset, const SegmentConfig& config,
+  Segment(FileSystem& fs, const std::filesystem::path& dir, std::int64_t base_offset, const SegmentConfig& config,
           std::int64_t created_ms, std::string_view suffix, TrackedFile log, TrackedFile index, TrackedFile time_index);
 
   [[nodiscard]] std::filesystem::path path(std::string_view suffix) const;
@@ -228,7 +228,9 @@ class Segment {
   [[nodiscard]] Result<ReadStart, Errc> start_for(std::int64_t offset);
 
   FileSystem& fs_;
-  std::filesystem::path dir_;
+  // A string, not a std::filesystem::path: a path keeps each of its components as a path of its
+  // own (hundreds of bytes a partition, at 100,000 partitions tens of MiB).
+  std::string dir_;
   std::int64_t base_offset_;
   SegmentConfig config_;
   std::int64_t created_ms_;

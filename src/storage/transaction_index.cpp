@@ -16,7 +16,7 @@ static_assert(kLastStableOffsetAt + 8 == TransactionIndex::kEntrySize);
 }  // namespace
 
 TransactionIndex::TransactionIndex(FileSystem& fs, std::filesystem::path path) noexcept
-    : fs_(fs), path_(std::move(path)) {}
+    : fs_(fs), path_(path.native()) {}
 
 void TransactionIndex::encode_entry(const AbortedTxn& txn, std::byte* out) noexcept {
   store_be(out + kVersionAt, kVersion);

@@ -55,6 +55,41 @@ TEST(ProducePurgatoryTest, FailedFlushAnswersTheWaitersItCoveredWithItsError) {
   EXPECT_EQ(errors.back(), 0);
 }
 
+TEST(ProducePurgatoryTest, ManyWaitersAnsweredInPartsKeepOffsetOrderAcrossCompletionsThatAddMore) {
+  // Waiters answered a few at a time (the answered prefix is dropped as it grows), a late waiter
+  // with a lower end offset placed in order, and a completion adding a waiter: each is answered
+  // once, in offset order.
+  ProducePurgatory purgatory;
+  std::vector<std::int64_t> answered;
+  for (std::int64_t end = 1; end <= 200; ++end) {
+    purgatory.add(end * 10, [&answered, end](std::int16_t e) {
+      EXPECT_EQ(e, 0);
+      answered.push_back(end * 10);
+    });
+  }
+  purgatory.add(5, [&](std::int16_t) { answered.push_back(5); });
+  for (std::int64_t w = 100; w <= 1500; w += 100) (void)purgatory.complete_through(w);
+  purgatory.add(1495, [&](std::int16_t) { answered.push_back(1495); });  // below waiters still there
+  EXPECT_EQ(purgatory.waiting(), 51u);
+  // Answering 1510 adds a waiter the same pass covers (1505), and one it does not (3000).
+  purgatory.add(1510, [&](std::int16_t) {
+    answered.push_back(1510);
+    purgatory.add(1505, [&](std::int16_t) { answered.push_back(1505); });
+    purgatory.add(3000, [&](std::int16_t) { answered.push_back(3000); });
+  });
+  EXPECT_EQ(purgatory.complete_through(1510), 4u);  // 1495, both 1510s, 1505
+  EXPECT_EQ(purgatory.complete_through(2000), 49u);
+  EXPECT_EQ(purgatory.waiting(), 1u);
+  EXPECT_EQ(purgatory.complete_through(3000), 1u);
+  EXPECT_EQ(purgatory.waiting(), 0u);
+  std::vector<std::int64_t> expected{5};
+  for (std::int64_t end = 1; end <= 150; ++end) expected.push_back(end * 10);
+  for (std::int64_t v : {1495, 1510, 1510, 1505}) expected.push_back(v);
+  for (std::int64_t end = 152; end <= 200; ++end) expected.push_back(end * 10);
+  expected.push_back(3000);
+  EXPECT_EQ(answered, expected);
+}
+
 class PartitionTest : public ::testing::Test {
  protected:
   void SetUp() override {

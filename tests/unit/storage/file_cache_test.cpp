@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <future>
 #include <string>
@@ -167,6 +168,59 @@ TEST_F(FileCacheTest, RenamedFilesReopenUnderTheirNewNames) {
   auto n = a->pread(0, std::as_writable_bytes(std::span(one)));
   ASSERT_FALSE(n.has_value());
   EXPECT_TRUE(n.error().not_found());
+}
+
+TEST_F(FileCacheTest, FilesKeepTheirPathsThroughNestedDirectoryRenamesAndReplacements) {
+  auto cache = FileCache::create(base, 1);  // every other use reopens a file by its path
+  for (const char* d : {"p", "p/sub", "x", "y"}) ASSERT_TRUE(cache->create_directory(tmp.path() / d).has_value());
+  auto top = create(*cache, "p/top", "top");
+  auto deep = create(*cache, "p/sub/deep", "deep");
+  // Registered unopened, the three at once (a segment restored from the log dir's summary); the
+  // recorded sizes cut what was appended since.
+  for (const char* name : {"a.log", "a.index", "a.timeindex"}) {
+    (void)create(*cache, std::string("p/sub/") + name, std::string(name) + "+tail");
+  }
+  const std::array<FileSystem::KnownFile, 3> known{{{"a.log", OpenMode::kReadWrite, 5},
+                                                    {"a.index", OpenMode::kReadWrite, 7},
+                                                    {"a.timeindex", OpenMode::kReadWrite, 11}}};
+  auto restored = cache->open_known_in(tmp.path() / "p" / "sub", known);
+  ASSERT_TRUE(restored.has_value());
+  ASSERT_EQ(restored->size(), 3u);
+  ASSERT_TRUE(cache->rename(tmp.path() / "p", tmp.path() / "p2").has_value());
+  EXPECT_EQ(read_all(*top), "top");
+  EXPECT_EQ(read_all(*deep), "deep");
+  EXPECT_EQ(read_all(*(*restored)[0]), "a.log");
+  EXPECT_EQ(read_all(*(*restored)[1]), "a.index");
+  EXPECT_EQ(read_all(*(*restored)[2]), "a.timeindex");
+  // A file renamed over a live one: the one replaced cannot reopen, the renamed one reads.
+  ASSERT_TRUE(cache->rename(tmp.path() / "p2" / "top", tmp.path() / "p2" / "sub" / "deep").has_value());
+  EXPECT_EQ(read_all(*top), "top");
+  std::string one(1, ' ');
+  auto gone = deep->pread(0, std::as_writable_bytes(std::span(one)));
+  ASSERT_FALSE(gone.has_value());
+  EXPECT_TRUE(gone.error().not_found());
+  // A directory renamed onto the path of one that was emptied and removed while a file of it
+  // lives on: both files share the directory's entry, each with its own fate.
+  auto old = create(*cache, "x/f", "old");
+  auto fresh = create(*cache, "y/f", "fresh");
+  ASSERT_TRUE(cache->remove(tmp.path() / "x" / "f").has_value());
+  ASSERT_TRUE(cache->remove(tmp.path() / "x").has_value());
+  ASSERT_TRUE(cache->rename(tmp.path() / "y", tmp.path() / "x").has_value());
+  EXPECT_EQ(read_all(*top), "top");  // closes fresh
+  EXPECT_EQ(read_all(*fresh), "fresh");
+  ASSERT_EQ(old->fd(), -1);
+  auto removed = old->pread(0, std::as_writable_bytes(std::span(one)));
+  ASSERT_FALSE(removed.has_value());
+  EXPECT_TRUE(removed.error().not_found());
+  // A failure names the file's current path.
+  ASSERT_TRUE(cache->rename(tmp.path() / "x", tmp.path() / "z").has_value());
+  std::filesystem::remove(tmp.path() / "z" / "f");
+  EXPECT_EQ(read_all(*top), "top");  // closes fresh
+  FileCache::clear_last_failure();
+  ASSERT_FALSE(fresh->pread(0, std::as_writable_bytes(std::span(one))).has_value());
+  auto failure = FileCache::take_last_failure();
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->path, tmp.path() / "z" / "f");
 }
 
 TEST_F(FileCacheTest, BytesOfAFailedAppendAreCutOffOnReopen) {
