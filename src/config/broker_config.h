@@ -77,7 +77,7 @@ class BrokerConfig {
   std::string log_dir;  // first entry of log.dirs / log.dir
   std::int32_t socket_request_max_bytes = 104857600;
   std::int32_t max_inflight_requests_per_connection = 100;
-  std::int32_t socket_send_buffer_bytes = -1;  // < 1: the OS default (Kafka's default: 102400)
+  std::int32_t socket_send_buffer_bytes = -1;  // < 1: the OS default, 262144 from this host (Kafka: 102400)
   std::int32_t socket_receive_buffer_bytes = -1;
   std::int32_t cores = 0;                                     // executor threads (weir.cores; 0 = every core)
   std::int32_t fetch_session_cache_slots = 1000;              // max.incremental.fetch.session.cache.slots

@@ -127,9 +127,12 @@ constexpr KeyDef kBrokerKeys[] = {
      "Threads that load the partition logs and their producer state at start.",
      M::cluster_wide},
     // Sockets. Kafka's default buffer size is 102400; weir's is the OS's own, autotuned size, which
-    // moved 1.3x the bytes per second on loopback in both directions (BENCHMARKS.md).
+    // moved 1.3x the bytes per second on loopback in both directions (BENCHMARKS.md), except the
+    // send buffer of a connection from this host: 262144 there (net::kSameHostSendBufferBytes), with
+    // which a consumer on the same host spends less CPU and reads faster (BENCHMARKS.md, issue 18).
     {"socket.send.buffer.bytes", T::int32, "-1", no_check(), I::high,
-     "SO_SNDBUF of client connections; -1 (or any value below 1): the OS default."},
+     "SO_SNDBUF of client connections; -1 (or any value below 1): the OS default, autotuned, except "
+     "262144 for a connection from this host."},
     {"socket.receive.buffer.bytes", T::int32, "-1", no_check(), I::high,
      "SO_RCVBUF of client connections; -1 (or any value below 1): the OS default."},
     {"socket.request.max.bytes", T::int32, "104857600", at_least(1), I::high, "Largest request accepted."},

@@ -18,6 +18,24 @@ namespace weir::net {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// An IPv4 address seen through an IPv6 socket (::ffff:a.b.c.d) as the IPv4 address.
+asio::ip::address unmapped(const asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  return a;
+}
+
+}  // namespace
+
+std::int32_t send_buffer_bytes_for(std::int32_t configured, const asio::ip::address& local,
+                                   const asio::ip::address& remote) {
+  if (configured > 0) return configured;
+  const asio::ip::address peer = unmapped(remote);
+  const bool same_host = peer.is_loopback() || (!peer.is_unspecified() && peer == unmapped(local));
+  return same_host ? kSameHostSendBufferBytes : 0;
+}
+
 Server::Server(ServerOptions options, RequestSink& sink) : options_(std::move(options)), sink_(sink) {
   // sendfile(2) to a connection the client has reset raises SIGPIPE (it takes no MSG_NOSIGNAL),
   // which would end the process; the write then fails with EPIPE and closes the connection.
@@ -195,6 +213,7 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
     backoff = std::chrono::milliseconds(0);
     ClientInfo client;
     auto remote = socket.remote_endpoint(ec);
+    const bool remote_known = !ec;
     if (!ec) {
       client.host = remote.address().to_string();
       client.port = remote.port();
@@ -213,8 +232,12 @@ asio::awaitable<void> Server::accept_loop(asio::ip::tcp::acceptor& acceptor, std
       continue;
     }
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
-    if (options_.socket_send_buffer_bytes > 0) {
-      socket.set_option(asio::socket_base::send_buffer_size(options_.socket_send_buffer_bytes), ec);
+    std::int32_t send_buffer = options_.socket_send_buffer_bytes;
+    if (const auto local = socket.local_endpoint(ec); remote_known && !ec) {
+      send_buffer = send_buffer_bytes_for(send_buffer, local.address(), remote.address());
+    }
+    if (send_buffer > 0) {
+      socket.set_option(asio::socket_base::send_buffer_size(send_buffer), ec);
     }
     if (options_.socket_receive_buffer_bytes > 0) {
       socket.set_option(asio::socket_base::receive_buffer_size(options_.socket_receive_buffer_bytes), ec);

@@ -47,7 +47,8 @@ struct ServerOptions {
   std::int32_t socket_request_max_bytes = 104857600;
   std::int32_t max_inflight_requests_per_connection = 100;
   std::int32_t shutdown_grace_ms = 1000;
-  // SO_SNDBUF / SO_RCVBUF of accepted connections; -1 leaves the OS default (and its autotuning).
+  // SO_SNDBUF / SO_RCVBUF of accepted connections; -1 leaves the OS default (and its autotuning),
+  // except the send buffer of a connection from this host (send_buffer_bytes_for).
   std::int32_t socket_send_buffer_bytes = -1;
   std::int32_t socket_receive_buffer_bytes = -1;
   // Connection limits. max_connections is weir's derived default unless configured (see
@@ -62,6 +63,20 @@ struct ServerOptions {
   // a quarter of it, and never less than socket_request_max_bytes.
   std::int64_t queued_max_request_bytes = std::int64_t{256} << 20;
 };
+
+// The SO_SNDBUF of a connection left at the OS's autotuned size (socket.send.buffer.bytes -1)
+// when its peer is on this host. Over loopback the receiver's acknowledgements run the sender's
+// TCP transmit path (on the receiver's CPU, in its receive call): with an autotuned buffer of up
+// to 4 MiB queued behind a Fetch response, a consumer on the same host spent that work on its
+// own thread, and read slower. A fixed size keeps the transmit work in weir's own send; loopback
+// has no bandwidth-delay product for it to cap (BENCHMARKS.md, issue 18). Linux doubles the value.
+inline constexpr std::int32_t kSameHostSendBufferBytes = 262144;
+
+// The SO_SNDBUF to set on an accepted connection from `remote` to `local`, or 0 to leave the
+// OS's size: the configured socket.send.buffer.bytes when above 0, else kSameHostSendBufferBytes
+// for a peer on this host (a loopback address, or the connection's own local address), else 0.
+std::int32_t send_buffer_bytes_for(std::int32_t configured, const boost::asio::ip::address& local,
+                                   const boost::asio::ip::address& remote);
 
 class Connection;
 

@@ -234,3 +234,29 @@ def test_socket_buffer_sizes_apply_to_client_connections(weir_factory):
     assert skmem, out
     fields = dict(re.findall(r"([a-z]+)(\d+)", skmem.group(1)))
     assert (fields["tb"], fields["rb"]) == (str(2 * 65536), str(2 * 32768)), out
+
+
+def _server_side_send_buffer(w, host: str) -> int:
+    """SO_SNDBUF (as `ss -m` reports it: twice the value set) of the connection weir accepted from
+    a client connecting to `host`."""
+    with socket.create_connection((host, w.port)) as s:
+        s.sendall(wire.encode_api_versions_request(0, 1))
+        s.recv(4)  # answered: the broker has set up the connection
+        client_port = s.getsockname()[1]
+        out = subprocess.run(["ss", "-tmnH", "state", "established", f"( dport = :{client_port} )"],
+                             capture_output=True, text=True, check=True).stdout
+    skmem = re.search(r"skmem:\(([^)]*)\)", out)
+    assert skmem, out
+    return int(dict(re.findall(r"([a-z]+)(\d+)", skmem.group(1)))["tb"])
+
+
+def test_a_connection_from_this_host_gets_a_fixed_send_buffer(weir_factory):
+    """At socket.send.buffer.bytes -1 (the default) weir leaves the OS's autotuned send buffer to
+    remote clients but gives a connection from this host a 262144-byte one
+    (net::kSameHostSendBufferBytes: over loopback the client's acknowledgements would otherwise
+    run weir's queued transmits on the client's own CPU). A configured size applies to every
+    connection."""
+    w = weir_factory()
+    assert _server_side_send_buffer(w, w.host) == 2 * 262144
+    w2 = weir_factory(settings={"socket.send.buffer.bytes": 65536})
+    assert _server_side_send_buffer(w2, w2.host) == 2 * 65536
