@@ -58,7 +58,9 @@ Segment::Segment(FileSystem& fs, const fs::path& dir, std::int64_t base_offset, 
       log_(std::move(log)),
       offset_index_(std::move(index), base_offset, max_index_entries(OffsetIndex::kEntrySize)),
       time_index_(std::move(time_index), base_offset, max_index_entries(TimeIndex::kEntrySize)),
-      txn_index_(fs, path(kTxnIndexSuffix)) {}
+      // A string joined here: a std::filesystem::path would be taken apart into its components
+      // twice for every segment at start.
+      txn_index_(fs, dir_ + (dir_.ends_with('/') ? "" : "/") + file_name(base_offset_, kTxnIndexSuffix) + suffix_) {}
 
 Segment::~Segment() = default;
 

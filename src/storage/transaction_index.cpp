@@ -15,8 +15,9 @@ constexpr std::size_t kLastStableOffsetAt = 26;
 static_assert(kLastStableOffsetAt + 8 == TransactionIndex::kEntrySize);
 }  // namespace
 
-TransactionIndex::TransactionIndex(FileSystem& fs, std::filesystem::path path) noexcept
-    : fs_(fs), path_(path.native()) {}
+TransactionIndex::TransactionIndex(FileSystem& fs, const std::filesystem::path& path) : fs_(fs), path_(path.native()) {}
+
+TransactionIndex::TransactionIndex(FileSystem& fs, std::string path) noexcept : fs_(fs), path_(std::move(path)) {}
 
 void TransactionIndex::encode_entry(const AbortedTxn& txn, std::byte* out) noexcept {
   store_be(out + kVersionAt, kVersion);

@@ -48,7 +48,8 @@ class TransactionIndex {
   static_assert(kEntrySize == 2 + 8 + 8 + 8 + 8);
   static constexpr std::int16_t kVersion = 0;
 
-  TransactionIndex(FileSystem& fs, std::filesystem::path path) noexcept;
+  TransactionIndex(FileSystem& fs, const std::filesystem::path& path);
+  TransactionIndex(FileSystem& fs, std::string path) noexcept;
 
   // Opens the file if it exists (a missing file is an empty index).
   [[nodiscard]] Status<Errc> open_existing();
