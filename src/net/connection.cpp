@@ -363,8 +363,9 @@ asio::awaitable<std::string> Connection::send(const Reply& reply) {
   std::array<std::uint8_t, 4> size_buf{static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
                                        static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
   boost::system::error_code ec;
+  const asio::const_buffer tail = reply.shared_tail ? asio::buffer(*reply.shared_tail) : asio::const_buffer();
   if (reply.splices.empty()) {
-    std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes)};
+    std::array<asio::const_buffer, 3> bufs{asio::buffer(size_buf), asio::buffer(reply.bytes), tail};
     const std::size_t sent = co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
     stats_.bytes_sent_from_memory.inc(sent);
     co_return ec ? ec.message() : std::string();
@@ -386,8 +387,8 @@ asio::awaitable<std::string> Connection::send(const Reply& reply) {
     }
     from = splice.at;
   }
-  std::array<asio::const_buffer, 2> bufs{asio::buffer(size_buf, first ? size_buf.size() : 0),
-                                         asio::buffer(reply.bytes.data() + from, reply.bytes.size() - from)};
+  std::array<asio::const_buffer, 3> bufs{asio::buffer(size_buf, first ? size_buf.size() : 0),
+                                         asio::buffer(reply.bytes.data() + from, reply.bytes.size() - from), tail};
   const std::size_t sent = co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
   stats_.bytes_sent_from_memory.inc(sent);
   co_return ec ? ec.message() : std::string();
