@@ -175,6 +175,25 @@ std::int16_t count_errors(RequestStats& stats, std::int16_t key, const Response&
   return request_error;
 }
 
+// The encoded answer of a handler declaring `catalog_answer` (a function of the catalog snapshot
+// only) for the current snapshot at `version`: the one kept in the broker's AnswerCache, else
+// built, counted, encoded and kept. The same bytes as encoding the response after its header.
+template <class H>
+std::shared_ptr<const EncodedAnswer> catalog_answer(Broker& broker, std::int16_t version) {
+  const auto catalog = broker.catalog();
+  if (auto kept = broker.answer_cache().find(catalog, version)) return kept;
+  auto answer = std::make_shared<EncodedAnswer>();
+  {
+    const typename H::Response resp = H::catalog_answer(broker.node(), *catalog);
+    resp.for_each_error_code(
+        [&answer](std::int16_t error_code, int depth) { ++answer->errors[{error_code, depth == 0}]; });
+    protocol::Writer w(answer->body);
+    resp.encode(w, version);
+  }
+  broker.answer_cache().store(catalog, version, answer);
+  return answer;
+}
+
 // A handler's answer built, counted and encoded on `pool` (Broker::large_answers), the response
 // freed there too; the shard only applies the error counts and sends the bytes. The handler must
 // not need the shard on this path: it reads the broker's immutable snapshots (the catalog).
@@ -194,6 +213,16 @@ asio::awaitable<net::Reply> answer_off_shard(asio::thread_pool& pool, RequestCon
       pool,
       [context, request, key, version]() -> asio::awaitable<Answer> {
         Answer out;
+        if constexpr (requires { H::catalog_answer(context->broker.node(), *context->broker.catalog()); }) {
+          // This request's own header, then the kept body as it is (not copied).
+          auto encoded = catalog_answer<H>(context->broker, version);
+          out.errors = encoded->errors;
+          protocol::Writer w(out.reply.bytes);
+          protocol::write_response_header(w, key, version, context->header.correlation_id);
+          const std::vector<std::uint8_t>* body = &encoded->body;
+          out.reply.shared_tail = std::shared_ptr<const std::vector<std::uint8_t>>(std::move(encoded), body);
+          co_return out;
+        }
         auto resp = co_await H::handle(*context, *request);
         if (!resp) {
           out.reply = net::Reply::none();

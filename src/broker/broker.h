@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "broker/answer_cache.h"
 #include "broker/async.h"
 #include "broker/catalog.h"
 #include "broker/compressed_batches.h"
@@ -224,6 +225,9 @@ class Broker final : public net::RequestSink {
   // request of the shard meanwhile); one thread, so such answers take at most one core from the
   // shards. Null before attach() and after stop(): the dispatcher then answers on the shard.
   [[nodiscard]] boost::asio::thread_pool* large_answers() { return large_answers_.get(); }
+  // The encoded answers of large_answers that depend on the catalog snapshot only (Metadata of
+  // every topic), reused while the snapshot is current.
+  [[nodiscard]] AnswerCache& answer_cache() { return answer_cache_; }
   // On `shard` only: the group coordinators it runs, by __consumer_offsets partition.
   [[nodiscard]] const std::unordered_map<std::int32_t, std::unique_ptr<GroupHost>>& group_hosts(
       std::size_t shard) const {
@@ -324,6 +328,7 @@ class Broker final : public net::RequestSink {
   std::unique_ptr<TxnService> txns_;
   std::unique_ptr<CompressedBatches> compressed_batches_;
   std::unique_ptr<boost::asio::thread_pool> large_answers_;
+  AnswerCache answer_cache_;
   std::unique_ptr<FetchSessionCache> fetch_sessions_;
   bool rack_aware_selector_ = false;  // replica.selector.class (KIP-392)
   std::unique_ptr<storage::LogManager> logs_;

@@ -40,16 +40,20 @@ struct Reply {
   std::vector<Splice> splices;
   // Why the connection is closed (kClose only), for the log line.
   std::string reason;
+  // ...and after all of that, bytes shared with other replies, sent from where they are without
+  // a copy (an answer kept encoded for many requests: broker/answer_cache.h); null if none.
+  std::shared_ptr<const std::vector<std::uint8_t>> shared_tail;
 
   // The response's size on the wire, without the size prefix.
   [[nodiscard]] std::int64_t size() const noexcept {
     auto n = static_cast<std::int64_t>(bytes.size());
     for (const Splice& s : splices) n += s.bytes->size;
+    if (shared_tail) n += static_cast<std::int64_t>(shared_tail->size());
     return n;
   }
 
-  static Reply close(std::string why) { return Reply{Kind::kClose, {}, {}, std::move(why)}; }
-  static Reply none() { return Reply{Kind::kNoResponse, {}, {}, {}}; }
+  static Reply close(std::string why) { return Reply{Kind::kClose, {}, {}, std::move(why), {}}; }
+  static Reply none() { return Reply{Kind::kNoResponse, {}, {}, {}, {}}; }
 };
 
 class RequestSink {

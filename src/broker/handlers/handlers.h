@@ -93,6 +93,9 @@
 
 namespace weir::broker {
 
+struct Catalog;
+struct NodeInfo;
+
 struct ApiVersionsHandler {
   using Request = protocol::ApiVersionsRequest;
   using Response = protocol::ApiVersionsResponse;
@@ -113,6 +116,11 @@ struct MetadataHandler {
   // Every topic: built and encoded off the shard (Broker::large_answers), which its size would
   // otherwise hold up; that answer only reads the catalog. Named topics may auto-create them.
   static bool answer_off_shard(const Request& req, std::int16_t version) { return all_topics(req, version); }
+  // The answer of every topic, a function of the catalog snapshot (and the node's cluster id)
+  // only: nothing of the request or the connection goes in (the brokers listed are those of this
+  // node's first advertised listener whichever listener asked, and authorized operations are not
+  // answered). The dispatcher keeps its encoding per snapshot and version (Broker::answer_cache).
+  static Response catalog_answer(const NodeInfo& node, const Catalog& catalog);
   static bool all_topics(const Request& req, std::int16_t version) {
     return !req.topics || (version == 0 && req.topics->empty());
   }

@@ -16,6 +16,7 @@ void fill_topic(const TopicInfo& t, const Catalog& catalog, MetadataHandler::Res
   out.name = t.name;
   out.topic_id = t.id;
   out.is_internal = t.internal;
+  out.partitions.reserve(t.parts.size());
   for (std::int32_t i = 0; i < t.partitions; ++i) {
     const PartitionInfo& info = t.parts[static_cast<std::size_t>(i)];
     auto& p = out.partitions.emplace_back();
@@ -32,33 +33,42 @@ void fill_topic(const TopicInfo& t, const Catalog& catalog, MetadataHandler::Res
   }
 }
 
-}  // namespace
-
-boost::asio::awaitable<HandlerResult<MetadataHandler::Response>> MetadataHandler::handle(RequestContext& ctx,
-                                                                                         Request& req) {
-  Broker& broker = ctx.broker;
-  const NodeInfo& node = broker.node();
-  const std::int16_t version = ctx.version();
-  Response resp;
+// The cluster part of every answer: the cluster id, the brokers and the controller.
+MetadataHandler::Response cluster_part(const NodeInfo& node, const Catalog& catalog) {
+  MetadataHandler::Response resp;
   resp.cluster_id = node.cluster_id;
-  auto catalog = broker.catalog();
-  resp.controller_id = catalog->controller_id;
-  for (const auto& e : catalog->brokers) {
+  resp.controller_id = catalog.controller_id;
+  for (const auto& e : catalog.brokers) {
     auto& b = resp.brokers.emplace_back();
     b.node_id = e.id;
     b.host = e.host;
     b.port = e.port;
     b.rack = e.rack;
   }
+  return resp;
+}
 
-  if (all_topics(req, version)) {
-    std::vector<const TopicInfo*> sorted;
-    for (const auto& [name, t] : catalog->topics) sorted.push_back(&t);
-    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* c) { return a->name < c->name; });
-    for (const auto* t : sorted) fill_topic(*t, *catalog, resp.topics.emplace_back());
-    co_return resp;
-  }
+}  // namespace
 
+MetadataHandler::Response MetadataHandler::catalog_answer(const NodeInfo& node, const Catalog& catalog) {
+  Response resp = cluster_part(node, catalog);
+  std::vector<const TopicInfo*> sorted;
+  sorted.reserve(catalog.topics.size());
+  for (const auto& [name, t] : catalog.topics) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* c) { return a->name < c->name; });
+  resp.topics.reserve(sorted.size());
+  for (const auto* t : sorted) fill_topic(*t, catalog, resp.topics.emplace_back());
+  return resp;
+}
+
+boost::asio::awaitable<HandlerResult<MetadataHandler::Response>> MetadataHandler::handle(RequestContext& ctx,
+                                                                                         Request& req) {
+  Broker& broker = ctx.broker;
+  const std::int16_t version = ctx.version();
+  auto catalog = broker.catalog();
+  if (all_topics(req, version)) co_return catalog_answer(broker.node(), *catalog);
+
+  Response resp = cluster_part(broker.node(), *catalog);
   // Auto-creation first, so the answer below already describes the new topics.
   const bool allow_auto = (version < 4 || req.allow_auto_topic_creation) && broker.auto_create_topics();
   if (allow_auto) {
