@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import wire
+from harness.cluster import wait_for
 from harness.kreq import Kreq
 from harness.ports import free_port
 
@@ -209,7 +210,10 @@ def join_with_session_timeout(k: Kreq, group: str, session_timeout_ms: int, time
 
 
 def test_malformed_frames_are_counted_and_weir_keeps_serving(mweir):
-    before = scrape(mweir)
+    # The harness's readiness probe closed its connection; weir counts that close when it reads
+    # the end, which may come after the probe returned: the counts start once it has.
+    before = wait_for("the readiness probe's connection to be closed on weir's side",
+                      lambda: m if (m := scrape(mweir)).value("weir_connections_active") == 0 else None, 30)
     # An ApiVersions v3 header whose body stops inside the client software name.
     header = struct.pack(">hhih", 18, 3, 1, 4) + b"kreq" + b"\x00"
     body = b"\x10abc"
