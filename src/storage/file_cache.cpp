@@ -27,13 +27,6 @@ OpenMode reopen_mode_of(OpenMode mode) { return mode == OpenMode::kRead ? OpenMo
 
 bool out_of_descriptors(IoError e) { return e.code == EMFILE || e.code == ENFILE; }
 
-// A key() as (directory key, name): the directory's part runs up to and with the last '/'.
-std::pair<std::string_view, std::string_view> split_key(std::string_view path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {std::string_view(), path};
-  return {path.substr(0, slash + 1), path.substr(slash + 1)};
-}
-
 // A name key() leaves as it is, once joined to a normal directory.
 bool plain_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
@@ -61,7 +54,7 @@ FileCache::FileCache(FileSystem& base, std::size_t capacity, DiskFailureObserver
 
 FileCache::~FileCache() {
   // Files hold a shared_ptr to the cache, so none is left.
-  WEIR_ASSERT(by_dir_.empty() && lru_head_ == nullptr);
+  WEIR_ASSERT(by_parent_.empty() && lru_head_ == nullptr);
 }
 
 std::size_t FileCache::default_capacity() {
@@ -186,7 +179,7 @@ IoResult<std::shared_ptr<File>> FileCache::acquire_locked(CachedFile& f, bool fo
     ++stats_.refused_handles;
     return unexpected(IoError{EMFILE});
   }
-  auto file = open_base_locked(f.dir_->first + f.name_->first, f.reopen_mode_);
+  auto file = open_base_locked(f.at_.parent->first + f.at_.dir->first + f.name_->first, f.reopen_mode_);
   if (!file) return unexpected(file.error());
   // The file as the cache knows it: bytes of a failed append past the logical size go (the next
   // append would have overwritten them); a file shorter than that was changed behind our back.
@@ -212,36 +205,61 @@ void FileCache::forget(CachedFile& f) {
   unlink_path_locked(f);
 }
 
-FileCache::Dirs::iterator FileCache::dir_locked(std::string_view dir_key) {
-  auto d = by_dir_.find(dir_key);
-  if (d == by_dir_.end()) d = by_dir_.emplace(std::string(dir_key), Names{}).first;
-  return d;
+FileCache::Place FileCache::place_of(std::string_view path) {
+  const auto last = path.rfind('/');
+  if (last == std::string_view::npos) return {{}, {}, path};
+  const auto before = last == 0 ? std::string_view::npos : path.rfind('/', last - 1);
+  const std::size_t dir_start = before == std::string_view::npos ? 0 : before + 1;
+  return {path.substr(0, dir_start), path.substr(dir_start, last + 1 - dir_start), path.substr(last + 1)};
 }
 
-void FileCache::link_locked(CachedFile& f, Dirs::iterator dir, std::string_view name) {
-  f.name_ = dir->second.emplace(std::string(name), &f);
-  f.dir_ = dir;
+FileCache::DirRef FileCache::dir_locked(std::string_view parent, std::string_view dir) {
+  auto p = by_parent_.find(parent);
+  if (p == by_parent_.end()) p = by_parent_.emplace(std::string(parent), Dirs{}).first;
+  auto d = p->second.find(dir);
+  if (d == p->second.end()) d = p->second.emplace(std::string(dir), Names{}).first;
+  return {p, &*d};
+}
+
+void FileCache::link_locked(CachedFile& f, DirRef at, std::string_view name) {
+  f.name_ = at.dir->second.emplace(std::string(name), &f);
+  f.at_ = at;
   f.linked_ = true;
 }
 
 void FileCache::link_locked(CachedFile& f, std::string_view path) {
-  const auto [dir, name] = split_key(path);
-  link_locked(f, dir_locked(dir), name);
+  const Place p = place_of(path);
+  link_locked(f, dir_locked(p.parent, p.dir), p.name);
 }
 
 void FileCache::unlink_path_locked(CachedFile& f) {
   if (!f.linked_) return;
   f.linked_ = false;
-  f.dir_->second.erase(f.name_);
-  if (f.dir_->second.empty()) by_dir_.erase(f.dir_);
+  Names& names = f.at_.dir->second;
+  names.erase(f.name_);
+  if (!names.empty()) return;
+  Dirs& dirs = f.at_.parent->second;
+  dirs.erase(dirs.find(f.at_.dir->first));
+  if (dirs.empty()) by_parent_.erase(f.at_.parent);
+}
+
+void FileCache::merge_names_locked(Names& from, DirRef to) {
+  while (!from.empty()) {
+    auto node = from.extract(from.begin());
+    CachedFile* c = node.mapped();
+    c->name_ = to.dir->second.insert(std::move(node));
+    c->at_ = to;
+  }
 }
 
 std::vector<CachedFile*> FileCache::files_at_locked(std::string_view path) {
   std::vector<CachedFile*> out;
-  const auto [dir, name] = split_key(path);
-  if (auto d = by_dir_.find(dir); d != by_dir_.end()) {
-    for (auto [it, end] = d->second.equal_range(name); it != end; ++it) out.push_back(it->second);
-  }
+  const Place p = place_of(path);
+  const auto parent = by_parent_.find(p.parent);
+  if (parent == by_parent_.end()) return out;
+  const auto dir = parent->second.find(p.dir);
+  if (dir == parent->second.end()) return out;
+  for (auto [it, end] = dir->second.equal_range(p.name); it != end; ++it) out.push_back(it->second);
   return out;
 }
 
@@ -282,7 +300,7 @@ IoResult<std::vector<std::shared_ptr<File>>> FileCache::open_known_in(const fs::
   if (files.empty()) return out;
   // The directory's key from the first file's (key() may rewrite the directory's path).
   const std::string first = key(dir / files.front().name);
-  const std::string_view dir_key = split_key(first).first;
+  const Place place = place_of(first);
   std::vector<std::shared_ptr<CachedFile>> made;
   made.reserve(files.size());
   for (const KnownFile& f : files) {
@@ -291,10 +309,10 @@ IoResult<std::vector<std::shared_ptr<File>>> FileCache::open_known_in(const fs::
   }
   {
     std::lock_guard lock(mutex_);
-    Dirs::iterator d = dir_locked(dir_key);
+    const DirRef at = dir_locked(place.parent, place.dir);
     for (std::size_t i = 0; i < files.size(); ++i) {
       if (i == 0 || plain_name(files[i].name)) {
-        link_locked(*made[i], d, i == 0 ? split_key(first).second : files[i].name);
+        link_locked(*made[i], at, i == 0 ? place.name : files[i].name);
       } else {
         link_locked(*made[i], key(dir / files[i].name));
       }
@@ -329,28 +347,51 @@ Status<IoError> FileCache::rename(const fs::path& from, const fs::path& to) {
     unlink_path_locked(*c);
     link_locked(*c, t);
   }
-  // The directories under `from` (itself and any below it) get their new keys; their files keep
-  // their names.
-  const std::string prefix = f + "/";
-  std::vector<Dirs::iterator> under;
-  for (auto it = by_dir_.lower_bound(prefix); it != by_dir_.end() && it->first.starts_with(prefix); ++it) {
+  // The directory `from` moves with its entry: the files in it keep their names, and directories
+  // below it (their parent's key starts with its path) get their parent's new key.
+  const std::string from_dir = f + "/";
+  const std::string to_dir = t + "/";
+  const Place from_place = place_of(from_dir);
+  const Place to_place = place_of(to_dir);
+  if (auto parent = by_parent_.find(from_place.parent); parent != by_parent_.end()) {
+    if (auto d = parent->second.find(from_place.dir); d != parent->second.end()) {
+      auto node = parent->second.extract(d);
+      if (parent->second.empty()) by_parent_.erase(parent);
+      auto target = by_parent_.find(to_place.parent);
+      if (target == by_parent_.end()) target = by_parent_.emplace(std::string(to_place.parent), Dirs{}).first;
+      if (auto there = target->second.find(to_place.dir); there != target->second.end()) {
+        merge_names_locked(node.mapped(), DirRef{target, &*there});  // unlinked files still registered there
+      } else {
+        node.key() = std::string(to_place.dir);
+        const DirRef moved{target, &*target->second.insert(std::move(node)).position};
+        for (auto& named : moved.dir->second) named.second->at_ = moved;
+      }
+    }
+  }
+  std::vector<Parents::iterator> under;
+  for (auto it = by_parent_.lower_bound(from_dir); it != by_parent_.end() && it->first.starts_with(from_dir); ++it) {
     under.push_back(it);
   }
-  for (Dirs::iterator it : under) {
-    std::string renamed = t + it->first.substr(f.size());
-    auto node = by_dir_.extract(it);
-    auto there = by_dir_.find(renamed);
-    if (there == by_dir_.end()) {
+  for (Parents::iterator it : under) {
+    std::string renamed = to_dir + it->first.substr(from_dir.size());
+    auto node = by_parent_.extract(it);
+    auto there = by_parent_.find(renamed);
+    if (there == by_parent_.end()) {
       node.key() = std::move(renamed);
-      there = by_dir_.insert(std::move(node)).position;
-      for (auto& [name, c] : there->second) c->dir_ = there;
-    } else {  // files already registered there (unlinked ones, still open): one directory now
-      Names& names = node.mapped();
-      while (!names.empty()) {
-        auto file = names.extract(names.begin());
-        CachedFile* c = file.mapped();
-        c->dir_ = there;
-        c->name_ = there->second.insert(std::move(file));
+      there = by_parent_.insert(std::move(node)).position;
+      for (auto& dir : there->second) {
+        for (auto& named : dir.second) named.second->at_.parent = there;
+      }
+      continue;
+    }
+    Dirs& dirs = node.mapped();
+    while (!dirs.empty()) {
+      auto dir = dirs.extract(dirs.begin());
+      if (auto same = there->second.find(dir.key()); same != there->second.end()) {
+        merge_names_locked(dir.mapped(), DirRef{there, &*same});
+      } else {
+        const DirRef moved{there, &*there->second.insert(std::move(dir)).position};
+        for (auto& named : moved.dir->second) named.second->at_ = moved;
       }
     }
   }
@@ -410,7 +451,7 @@ CachedFile::~CachedFile() { cache_->forget(*this); }
 
 std::string CachedFile::path() const {
   std::lock_guard lock(cache_->mutex_);
-  return dir_->first + name_->first;
+  return at_.parent->first + at_.dir->first + name_->first;
 }
 
 // The cache's bookkeeping in a file is the cache's, even through a const file.

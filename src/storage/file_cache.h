@@ -48,6 +48,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/log.h"
@@ -134,17 +135,36 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
 
   static std::string key(const std::filesystem::path& path);
 
-  // Every live file by directory, then by name (several may share one path), for rename() and
-  // remove(). A directory's key is its path up to and with its last '/' ("" for a bare name):
-  // the files of a partition share one entry, and a directory rename re-keys entries, not files.
+  // Every live file by where it is (several may share one path), for rename() and remove(): by
+  // its directory's parent (the path up to and with the '/' before the directory's name; ordered,
+  // for the directories below a renamed one), then by its directory's name with its '/' (hashed),
+  // then by its own name. The files of a partition share one directory entry, found with one
+  // hash lookup; a directory rename moves entries, not files.
   using Names = std::multimap<std::string, CachedFile*, std::less<>>;
-  using Dirs = std::map<std::string, Names, std::less<>>;
-  // Registers f under `path` (a key()) or under `name` in `dir`. mutex_ held.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using Dirs = std::unordered_map<std::string, Names, NameHash, std::equal_to<>>;
+  using Parents = std::map<std::string, Dirs, std::less<>>;
+  // A directory's entry (an element's address stays put while it lives, rehashing or not).
+  struct DirRef {
+    Parents::iterator parent;
+    Dirs::value_type* dir;
+  };
+  // A key() cut into its parts: parent + dir + name is the path (a path ending in '/' has no name).
+  struct Place {
+    std::string_view parent, dir, name;
+  };
+  static Place place_of(std::string_view path);
+  DirRef dir_locked(std::string_view parent, std::string_view dir);  // found or added; mutex_ held
+  // Registers f under `path` (a key()) or under `name` in `at`. mutex_ held.
   void link_locked(CachedFile& f, std::string_view path);
-  void link_locked(CachedFile& f, Dirs::iterator dir, std::string_view name);
-  Dirs::iterator dir_locked(std::string_view dir_key);  // found or added
-  // Removes f from by_dir_ (and its directory's entry once empty). mutex_ held.
+  void link_locked(CachedFile& f, DirRef at, std::string_view name);
+  // Removes f from the index (and its directory's entry once empty). mutex_ held.
   void unlink_path_locked(CachedFile& f);
+  // Moves every file of `from` (a directory entry taken out of the index) into `to`. mutex_ held.
+  static void merge_names_locked(Names& from, DirRef to);
   // The live files at exactly `path` (a key()). mutex_ held.
   std::vector<CachedFile*> files_at_locked(std::string_view path);
   // The open file of f, (re)opening it and evicting as needed. mutex_ held.
@@ -165,7 +185,7 @@ class FileCache final : public FileSystem, public std::enable_shared_from_this<F
   const std::size_t capacity_;
   const DiskFailureObserver on_disk_failure_;
   mutable std::mutex mutex_;
-  Dirs by_dir_;
+  Parents by_parent_;
   // Open files, most recently used first (an intrusive list through CachedFile).
   CachedFile* lru_head_ = nullptr;
   CachedFile* lru_tail_ = nullptr;
@@ -202,9 +222,9 @@ class CachedFile final : public File {
   // Logical size: written by the owner thread while it holds the open file, read by a reopen.
   std::atomic<std::int64_t> size_;
   // Guarded by cache_->mutex_ (the path is the directory's key and the name's):
-  FileCache::Dirs::iterator dir_;
+  FileCache::DirRef at_{};
   FileCache::Names::iterator name_;
-  bool linked_ = false;  // dir_ and name_ are set
+  bool linked_ = false;  // at_ and name_ are set
   OpenMode reopen_mode_;
   bool unlinked_ = false;
   std::shared_ptr<File> open_;   // null while closed

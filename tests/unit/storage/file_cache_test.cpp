@@ -212,6 +212,21 @@ TEST_F(FileCacheTest, FilesKeepTheirPathsThroughNestedDirectoryRenamesAndReplace
   auto removed = old->pread(0, std::as_writable_bytes(std::span(one)));
   ASSERT_FALSE(removed.has_value());
   EXPECT_TRUE(removed.error().not_found());
+  // The same one level down: a directory whose subdirectory's entry is still there (an unlinked
+  // file of it lives on) is replaced by one with a subdirectory of the same name.
+  for (const char* d : {"m", "m/s", "n", "n/s"}) ASSERT_TRUE(cache->create_directory(tmp.path() / d).has_value());
+  auto older = create(*cache, "m/s/f", "older");
+  auto newer = create(*cache, "n/s/f", "newer");
+  ASSERT_TRUE(cache->remove(tmp.path() / "m" / "s" / "f").has_value());
+  ASSERT_TRUE(cache->remove(tmp.path() / "m" / "s").has_value());
+  ASSERT_TRUE(cache->remove(tmp.path() / "m").has_value());
+  ASSERT_TRUE(cache->rename(tmp.path() / "n", tmp.path() / "m").has_value());
+  EXPECT_EQ(read_all(*top), "top");  // closes newer
+  EXPECT_EQ(read_all(*newer), "newer");
+  ASSERT_EQ(older->fd(), -1);
+  auto replaced = older->pread(0, std::as_writable_bytes(std::span(one)));
+  ASSERT_FALSE(replaced.has_value());
+  EXPECT_TRUE(replaced.error().not_found());
   // A failure names the file's current path.
   ASSERT_TRUE(cache->rename(tmp.path() / "x", tmp.path() / "z").has_value());
   std::filesystem::remove(tmp.path() / "z" / "f");
