@@ -330,7 +330,9 @@ void GroupCoordinator::add_member_and_rebalance(ClassicGroup& g, const JoinConte
   // A new member cannot heartbeat until it has an id and a generation: it gets longer.
   m.is_new = true;
   m.heartbeat_deadline_ms = c.now_ms + config_.new_member_join_timeout_ms;
-  if (g.is(GroupState::kPreparingRebalance) && g.generation_id() == 0) {
+  // During an initial rebalance (one that started from Empty, whatever the generation, as
+  // Kafka's check of the previous state) a newcomer extends the initial delay.
+  if (g.is(GroupState::kPreparingRebalance) && g.previous_state() == GroupState::kEmpty) {
     g.new_member_added = true;
   }
   if (g.size() == 0) g.set_protocol_type(c.req.protocol_type);

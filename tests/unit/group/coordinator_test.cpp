@@ -112,6 +112,60 @@ TEST(ClassicGroupJoin, TwoConsumersJoiningMakeOneRebalanceAndTheLeaderSeesBoth) 
   EXPECT_EQ(h.heartbeat(kGroup, id2, 1), 0);
 }
 
+TEST(ClassicGroupJoin, InitialDelayOfAGroupReformingFromEmptyIsExtendedWhileMembersArrive) {
+  // As Kafka's coordinator: any rebalance that starts from Empty is an initial one, also for a
+  // group that had generations before (its members all left, or it was loaded empty).
+  GroupHarness h;
+  auto s = make_stable(h);
+  h.leave(kGroup, s.follower);
+  h.leave(kGroup, s.leader);
+  ASSERT_EQ(h.state(kGroup), GroupState::kEmpty);
+  const std::int32_t emptied_at = h.coordinator.group(kGroup)->generation_id();
+  JoinOptions a;
+  a.client_id = "c1";
+  JoinOptions b;
+  b.client_id = "c2";
+  auto [id1, h1] = h.join_with_required_id(kGroup, a);
+  h.advance(1000);
+  auto [id2, h2] = h.join_with_required_id(kGroup, b);
+  h.advance(2000);  // the first delay is over; the second member's arrival extends it
+  EXPECT_FALSE(h.take_join(h1));
+  EXPECT_EQ(h.state(kGroup), GroupState::kPreparingRebalance);
+  h.advance(3000);
+  auto r1 = h.take_join(h1);
+  auto r2 = h.take_join(h2);
+  ASSERT_TRUE(r1 && r2);
+  EXPECT_EQ(r1->response.generation_id, emptied_at + 1);
+  EXPECT_EQ(r2->response.generation_id, emptied_at + 1);
+}
+
+TEST(ClassicGroupJoin, WithoutDelayTheInitialJoinWaitsForItsTimerAndTakesWhoJoinedBeforeIt) {
+  // group.initial.rebalance.delay.ms=0: the join completes from a 0 ms timer, not in the
+  // JoinGroup itself; a member added before that timer fires gets one more 0 ms round, and the
+  // first generation takes everyone added by the time a round finds no newcomer.
+  GroupConfig config = GroupHarness::default_config();
+  config.initial_rebalance_delay_ms = 0;
+  GroupHarness h(config);
+  JoinOptions a;
+  a.client_id = "c1";
+  JoinOptions b;
+  b.client_id = "c2";
+  auto [id1, h1] = h.join_with_required_id(kGroup, a);
+  EXPECT_FALSE(h.take_join(h1));
+  EXPECT_EQ(h.coordinator.next_deadline_ms(), h.now());
+  auto [id2, h2] = h.join_with_required_id(kGroup, b);
+  h.advance(0);  // the second member was added since the timer was set: one more round
+  EXPECT_FALSE(h.take_join(h1));
+  EXPECT_EQ(h.coordinator.next_deadline_ms(), h.now());
+  h.advance(0);
+  auto r1 = h.take_join(h1);
+  auto r2 = h.take_join(h2);
+  ASSERT_TRUE(r1 && r2);
+  EXPECT_EQ(r1->response.generation_id, 1);
+  EXPECT_EQ(r2->response.generation_id, 1);
+  EXPECT_EQ(r1->response.members.size(), 2u);
+}
+
 TEST(ClassicGroupJoin, SessionTimeoutOutsideTheBrokerBoundsIsRejected) {
   GroupHarness h;
   JoinOptions o;
