@@ -90,6 +90,26 @@ OffsetPosition OffsetIndex::lookup(std::int64_t target) const noexcept {
   return {base_offset_ + it->relative_offset, it->position};
 }
 
+std::optional<OffsetPosition> OffsetIndex::last_whole_within(std::int64_t end_limit, std::int64_t below_offset,
+                                                             std::int64_t log_end) const noexcept {
+  WEIR_ASSERT(loaded_);
+  // Entries whose batch is known to end by end_limit: those followed by an entry at or before it
+  // (all but the last of the entries at or before it), and the last entry if the log ends by then.
+  auto known = std::upper_bound(entries_.begin(), entries_.end(), end_limit,
+                                [](std::int64_t limit, const Entry& e) { return limit < e.position; });
+  if (known != entries_.end() || log_end > end_limit) {
+    if (known == entries_.begin()) return std::nullopt;
+    --known;
+  }
+  // Of those, the ones whose last offset is below the bound (offsets increase with positions).
+  const std::int64_t relative_bound = below_offset - base_offset_;
+  auto below = std::lower_bound(entries_.begin(), known, relative_bound,
+                                [](const Entry& e, std::int64_t bound) { return e.relative_offset < bound; });
+  if (below == entries_.begin()) return std::nullopt;
+  --below;
+  return OffsetPosition{base_offset_ + below->relative_offset, below->position};
+}
+
 std::optional<OffsetPosition> OffsetIndex::last_entry() const noexcept {
   if (entries_.empty()) return std::nullopt;
   return OffsetPosition{base_offset_ + entries_.back().relative_offset, entries_.back().position};

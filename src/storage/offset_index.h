@@ -55,6 +55,12 @@ class OffsetIndex {
   // The last entry with offset <= target; {base offset, 0} if none.
   [[nodiscard]] OffsetPosition lookup(std::int64_t target) const noexcept;
 
+  // For a read that may end at byte end_limit and must not include a batch starting at or above
+  // below_offset: the last entry whose batch lies wholly within both, known from the index alone.
+  // The batch at entry i ends where the next batch starts, at or before entry i+1's position (or
+  // at log_end for the last entry), and its last offset is the entry's. nullopt if none.
+  [[nodiscard]] std::optional<OffsetPosition> last_whole_within(std::int64_t end_limit, std::int64_t below_offset,
+                                                                std::int64_t log_end) const noexcept;
   // Removes the entries with offset >= offset.
   [[nodiscard]] Status<Errc> truncate_to(std::int64_t offset);
   // Replaces the whole index (after a rebuild).

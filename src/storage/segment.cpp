@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "base/assert.h"
@@ -425,11 +426,28 @@ Result<Segment::ReadRange, Errc> Segment::read(std::int64_t offset, std::int64_t
   range.size = first->size;
   range.next_offset = first->next_offset();
   if (first->size > max_bytes) return range;
+  // The batches up to the last one the index shows to fit wholly are in the range without reading
+  // their headers (a 1 MiB read of 16 KiB batches read 64 of them, one 8 KiB read each); the
+  // scan resumes after it. Its header is read to check the entry, as start_for does.
+  const std::int64_t limit = max_bytes > std::numeric_limits<std::int64_t>::max() - first->position
+                                 ? std::numeric_limits<std::int64_t>::max()
+                                 : first->position + max_bytes;
+  std::optional<BatchScanner> skipped;
+  if (auto entry = offset_index_.last_whole_within(limit, max_offset, size_bytes());
+      entry && entry->position > first->position) {
+    const std::optional<BatchHeader> h = header_at(log_.file(), entry->position, size_bytes());
+    if (h && h->last_offset() == entry->offset && h->end_position() <= limit && h->base_offset < max_offset) {
+      range.size = h->end_position() - first->position;
+      range.next_offset = h->next_offset();
+      skipped.emplace(log_.file(), h->end_position(), size_bytes(), BatchScanner::Mode::kHeaders);
+    }
+  }
+  BatchScanner& rest = skipped ? *skipped : scanner;
   for (;;) {
-    auto batch = scanner.next();
+    auto batch = rest.next();
     if (!batch) {
       log::get("storage")->warn("event=read_stopped_at_bad_batch {} {}", log::kv("segment", log_path().string()),
-                                log::kv("position", scanner.position()));
+                                log::kv("position", rest.position()));
       return range;
     }
     if (!*batch) {

@@ -51,6 +51,31 @@ TEST(OffsetIndexTest, LookupFindsLastEntryAtOrBelowTarget) {
   EXPECT_EQ(index.lookup(500), (OffsetPosition{120, 9000}));
 }
 
+TEST(OffsetIndexTest, LastWholeWithinKnowsABatchEndsByTheNextEntryOrTheLogEnd) {
+  TempDir dir;
+  OffsetIndex index(open_file(dir.path() / "i.index"), 100, 100);
+  ASSERT_TRUE(index.reset({}).has_value());
+  const OffsetPosition entries[] = {{110, 5000}, {120, 9000}, {130, 13000}};
+  ASSERT_TRUE(index.append(entries).has_value());
+  constexpr std::int64_t kAny = INT64_MAX;
+  // The batch at 5000 may run up to 9000.
+  EXPECT_EQ(index.last_whole_within(4999, kAny, 15000), std::nullopt);
+  EXPECT_EQ(index.last_whole_within(8999, kAny, 15000), std::nullopt);
+  EXPECT_EQ(index.last_whole_within(9000, kAny, 15000), (OffsetPosition{110, 5000}));
+  EXPECT_EQ(index.last_whole_within(14999, kAny, 15000), (OffsetPosition{120, 9000}));
+  // The last entry's batch ends by the end of the log.
+  EXPECT_EQ(index.last_whole_within(15000, kAny, 15000), (OffsetPosition{130, 13000}));
+  EXPECT_EQ(index.last_whole_within(kAny, kAny, 15000), (OffsetPosition{130, 13000}));
+  // Only batches whose last offset is below the bound.
+  EXPECT_EQ(index.last_whole_within(kAny, 131, 15000), (OffsetPosition{130, 13000}));
+  EXPECT_EQ(index.last_whole_within(kAny, 130, 15000), (OffsetPosition{120, 9000}));
+  EXPECT_EQ(index.last_whole_within(kAny, 111, 15000), (OffsetPosition{110, 5000}));
+  EXPECT_EQ(index.last_whole_within(kAny, 110, 15000), std::nullopt);
+  OffsetIndex empty(open_file(dir.path() / "e.index"), 100, 100);
+  ASSERT_TRUE(empty.reset({}).has_value());
+  EXPECT_EQ(empty.last_whole_within(kAny, kAny, 15000), std::nullopt);
+}
+
 TEST(OffsetIndexTest, LoadReadsBackWhatWasWritten) {
   TempDir dir;
   {

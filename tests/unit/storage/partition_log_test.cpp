@@ -425,6 +425,55 @@ TEST_F(ReadTest, ReadNeverReturnsABatchStartingAtOrAfterMaxOffset) {
   EXPECT_EQ(empty->size_bytes, 0);
 }
 
+// A read skips ahead to the last batch the offset index shows to fit (without reading the
+// headers before it) and scans on from there: it must end where a batch-by-batch scan would.
+TEST_F(PartitionLogTest, ReadsThatSkipAheadByTheIndexEndWhereABatchByBatchScanEnds) {
+  config.index_interval_bytes = 700;  // an entry every few batches, and some batches with none
+  open();
+  struct Batch {
+    std::int64_t base, last, size;
+  };
+  std::vector<Batch> written;
+  for (int i = 0; i < 120; ++i) {
+    const int records = 1 + (i * 7) % 5;
+    const std::size_t value_bytes = 10 + static_cast<std::size_t>((i * 37) % 300);
+    auto batch = make_batch(records, now(), value_bytes);
+    auto info = log->append_as_leader(batch, 0);
+    ASSERT_TRUE(info.has_value()) << info.error();
+    written.push_back({info->first_offset, info->last_offset, static_cast<std::int64_t>(batch.size())});
+  }
+  // What a scan from the batch holding `offset` returns: whole batches while they fit in
+  // max_bytes and start below max_offset (the first one even if it is larger: min_one).
+  auto expected = [&](std::int64_t offset, std::int64_t max_bytes, std::int64_t max_offset) {
+    std::vector<std::int64_t> bases;
+    std::int64_t size = 0;
+    for (const Batch& b : written) {
+      if (b.last < offset) continue;
+      if (b.base >= max_offset) break;
+      if (!bases.empty() && size + b.size > max_bytes) break;
+      bases.push_back(b.base);
+      size += b.size;
+    }
+    return bases;
+  };
+  int compared = 0;
+  for (std::int64_t offset = 0; offset < log->log_end_offset(); offset += 5) {
+    for (std::int64_t max_bytes : {1, 300, 701, 1400, 2500, 6000, 20000, 1 << 20}) {
+      for (std::int64_t max_offset : {std::int64_t{INT64_MAX}, offset + 3, offset + 40, log->log_end_offset() - 1}) {
+        if (max_offset <= offset) continue;
+        auto got = read_batches(*log, offset, static_cast<std::int32_t>(max_bytes), max_offset);
+        ASSERT_TRUE(got.has_value());
+        std::vector<std::int64_t> bases;
+        for (const auto& b : *got) bases.push_back(b.base_offset);
+        ASSERT_EQ(bases, expected(offset, max_bytes, max_offset))
+            << "offset " << offset << " max_bytes " << max_bytes << " max_offset " << max_offset;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 500);
+}
+
 TEST_F(ReadTest, OffsetsOutsideTheLogAreOutOfRange) {
   EXPECT_EQ(log->read(21, 100, INT64_MAX, true).error(), Errc::kOffsetOutOfRange);
   EXPECT_EQ(log->read(-1, 100, INT64_MAX, true).error(), Errc::kOffsetOutOfRange);
