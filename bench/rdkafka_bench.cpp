@@ -4,6 +4,7 @@
 //   rdkafka_bench produce -b HOST:PORT -t TOPIC -n RECORDS [-s SIZE] [-a ACKS] [-l LINGER_MS]
 //   rdkafka_bench consume -b HOST:PORT -t TOPIC -p PARTITIONS -n RECORDS
 //   rdkafka_bench latency -b HOST:PORT -t TOPIC -r RATE -d SECONDS [-s SIZE] [-a ACKS] [-l LINGER_MS]
+//   any mode: [-X key=value]... more client settings (e.g. debug=fetch), applied after the others
 //
 // produce: as fast as the client can queue, then waits for every delivery report; consume: reads
 // partitions 0..P-1 from offset 0 (assign, no group) until RECORDS arrived; latency: one producer
@@ -34,6 +35,7 @@ std::int64_t now_ns() {
 
 struct Options {
   std::string mode, bootstrap, topic, acks = "1";
+  std::vector<std::pair<std::string, std::string>> extra;  // -X key=value, applied last
   long records = 0, size = 1024, linger_ms = 5, partitions = 1, rate = 1000;
   double seconds = 10;
 };
@@ -59,7 +61,13 @@ Options parse(int argc, char** argv) {
     else if (k == "-p") o.partitions = std::atol(v);
     else if (k == "-r") o.rate = std::atol(v);
     else if (k == "-d") o.seconds = std::atof(v);
-    else die("unknown option " + k);
+    else if (k == "-X") {
+      const std::string kv = v;
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) die("-X wants key=value");
+      o.extra.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else
+      die("unknown option " + k);
   }
   if (o.bootstrap.empty() || o.topic.empty()) die("-b and -t are required");
   if (o.size < 8) o.size = 8;  // room for the send time
@@ -101,6 +109,7 @@ rd_kafka_t* make_producer(const Options& o, ProduceState* st) {
   set(conf, "linger.ms", std::to_string(o.linger_ms));
   set(conf, "queue.buffering.max.messages", "1000000");
   set(conf, "queue.buffering.max.kbytes", "1048576");
+  for (const auto& [k, v] : o.extra) set(conf, k.c_str(), v);
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_conf_set_opaque(conf, st);
   char err[512];
@@ -161,6 +170,7 @@ rd_kafka_t* make_consumer(const Options& o) {
   set(conf, "enable.auto.offset.store", "false");
   set(conf, "fetch.max.bytes", "52428800");
   set(conf, "fetch.wait.max.ms", "100");
+  for (const auto& [k, v] : o.extra) set(conf, k.c_str(), v);
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (rk == nullptr) die(err);

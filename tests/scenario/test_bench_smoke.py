@@ -24,6 +24,7 @@ METRICS = PRODUCE + [
     "durable_perf_p16_acksall_mbps", "durable_perf_p16_acksall_rps",
     "consume_rdkafka_p16_mbps", "consume_rdkafka_p16_rps",
     "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_rate_rps",
+    "latency_steady_p50_ms", "latency_steady_p99_ms", "latency_steady_p999_ms",
     "latency_rdkafka_p50_ms", "latency_rdkafka_p99_ms", "latency_rdkafka_p999_ms",
     "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
     "latency_l0_p50_ms", "latency_l0_p99_ms", "latency_l0_p999_ms", "e2e_l0_p99_ms", "e2e_l0_p999_ms",
