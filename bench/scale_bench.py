@@ -25,7 +25,7 @@ single-node KRaft Kafka 4.3.1), one after the other:
     takes a steady produce (raw Produce v3, acks=1, one 100-byte record a request, one request in
     flight, --probe-rate a second) on its own connection, first alone for --probe-seconds, then
     as long again while --md-loaders other connections (each a process of its own) request
-    Metadata v1 of all topics back to back. Per request: send to response read ("latency"); and
+    Metadata v1 of all topics back to back (or each --md-rate a second). Per request: send to response read ("latency"); and
     per slot of the schedule, its time to the response read of the request that took it or held
     it back ("scheduled": a stall counts once per slot it covered; a late probe skips the slots
     it missed rather than catching up back to back). p50/p99/p99.9 alone and under the load,
@@ -355,13 +355,23 @@ def produce_probe(host: str, port: int, rate: float, seconds: float) -> dict:
     return out
 
 
-def _metadata_loader(host: str, port: int, ready, stop, results) -> None:
-    """Child process: Metadata v1 of all topics back to back on one connection until `stop` is
-    set; sends its round trips (ms) to `results`. The response is read, not parsed."""
+def _metadata_loader(host: str, port: int, ready, stop, results, rate: float = 0.0) -> None:
+    """Child process: Metadata v1 of all topics on one connection until `stop` is set, back to
+    back (rate 0) or `rate` a second on a fixed schedule (one in flight; a slot missed while an
+    answer was late is skipped, not caught up); sends its round trips (ms) to `results`. The
+    response is read, not parsed."""
     times: list[float] = []
     try:
         with wire.Connection(host, port, timeout=300) as c:
+            next_send = time.perf_counter()
             while not stop.is_set():
+                if rate > 0:
+                    wait = next_send - time.perf_counter()
+                    if wait > 0:
+                        time.sleep(wait)
+                    next_send += 1.0 / rate
+                    while next_send < time.perf_counter():
+                        next_send += 1.0 / rate
                 cid = c.correlation_id()
                 req = wire.encode_metadata_v1_request(cid, None)
                 t0 = time.perf_counter()
@@ -376,16 +386,18 @@ def _metadata_loader(host: str, port: int, ready, stop, results) -> None:
         results.send(f"{type(e).__name__}: {e}")
 
 
-def metadata_load(b, loaders: int, rate: float, seconds: float) -> dict:
-    """The produce probe alone, then while `loaders` connections request Metadata back to back."""
-    out: dict = {"loaders": loaders, "rate": rate, "seconds": seconds}
+def metadata_load(b, loaders: int, rate: float, seconds: float, md_rate: float = 0.0) -> dict:
+    """The produce probe alone, then while `loaders` connections request Metadata back to back
+    (md_rate 0) or each at md_rate a second."""
+    out: dict = {"loaders": loaders, "rate": rate, "seconds": seconds, "md_rate": md_rate}
     alone = produce_probe(b.host, b.port, rate, seconds)
     ctx = multiprocessing.get_context("fork")
     ready, stop = ctx.Semaphore(0), ctx.Event()
     pipes, procs = [], []
     for _ in range(loaders):
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_metadata_loader, args=(b.host, b.port, ready, stop, send), daemon=True)
+        proc = ctx.Process(target=_metadata_loader, args=(b.host, b.port, ready, stop, send, md_rate),
+                           daemon=True)
         proc.start()
         pipes.append(receive)
         procs.append(proc)
@@ -457,13 +469,13 @@ def partitions_run(kind: str, n: int, workdir: Path, cfg) -> dict:
         if cfg.only == "metadata-load":
             create_probe_topic(b)
             out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
-            out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds)
+            out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds, cfg.md_rate)
             return out
         out["idle_rss_mib"] = rss_mib(b.pid)
         out["idle_fds"] = open_fds(b.pid)
         out["metadata_ms"], out["metadata_bytes"], _ = metadata_rtt(b)
         create_probe_topic(b)
-        out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds)
+        out["metadata_load"] = metadata_load(b, cfg.md_loaders, cfg.probe_rate, cfg.probe_seconds, cfg.md_rate)
         out["dtp_first_page_ms"], out["dtp_walk_s"], out["dtp_partitions"] = describe_partitions(b)
         out["write_each_s"] = write_each(b, names, n)
         out["produce_spread_rps"] = produce_spread(b, names, n)
@@ -604,8 +616,9 @@ def markdown(res: dict) -> str:
         if any("metadata_load" in r[kind] for kind in ("weir", "kafka")):
             load = next(r[kind]["metadata_load"] for kind in ("weir", "kafka") if "metadata_load" in r[kind])
             lines += ["", f"Produce (acks=1, 100 B, {load['rate']:g}/s, one in flight) alone and while "
-                      f"{load['loaders']} connections request Metadata v1 of all topics back to back, "
-                      f"{load['seconds']:g} s each:", "",
+                      f"{load['loaders']} connections request Metadata v1 of all topics "
+                      + (f"{load['md_rate']:g} a second each, " if load.get("md_rate") else "back to back, ")
+                      + f"{load['seconds']:g} s each:", "",
                       "| metric | unit | weir | Kafka | weir/Kafka |", "|---|---|---:|---:|---:|"]
             for key, what, unit in LOAD_ROWS:
                 w, k = (r[kind].get("metadata_load", {}).get(key) for kind in ("weir", "kafka"))
@@ -642,6 +655,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--workdir", type=Path, default=None,
                     help="keep the brokers' data here (with --only, a later run reuses the partitions)")
     ap.add_argument("--md-loaders", type=int, default=2, help="connections requesting Metadata (default 2)")
+    ap.add_argument("--md-rate", type=float, default=0.0,
+                    help="Metadata requests a second per loader, on a fixed schedule (default 0: back to back)")
     ap.add_argument("--probe-rate", type=float, default=200, help="produce requests a second (default 200)")
     ap.add_argument("--probe-seconds", type=float, default=None, help="each window (default 15; smoke 2)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
