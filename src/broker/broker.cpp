@@ -1033,19 +1033,33 @@ asio::awaitable<void> Broker::flush_due_logs(std::size_t shard) {
   // As Kafka: a rolled segment is flushed soon after the roll (the recovery point moves to the
   // new active segment, so a restart after a crash scans only from there), and a log whose last
   // flush is flush.ms old is flushed.
+  // Only the partitions on the shard's flush watch (put there by their appends, when hosted and
+  // when their config changed) can be due; one with a finite flush.ms and unflushed messages
+  // that is not due yet stays on it.
   const std::int64_t now = clock_.now_ms();
+  PartitionTable& table = shards_->table(shard);
   std::vector<PartitionRef> due;
-  shards_->table(shard).for_each([&](Partition& p) {
-    const auto& log = p.log();
-    if (log.failed() || log.unflushed_messages() <= 0) return;
+  for (const FlushWatch::Entry& e : table.flush_watch().take()) {
+    Partition* p = table.find(e.topic, e.index);
+    if (p == nullptr || !p->take_flush_watch()) continue;
+    const auto& log = p->log();
+    if (log.failed() || log.unflushed_messages() <= 0) continue;
+    const bool timed = log.config().flush_ms != std::numeric_limits<std::int64_t>::max();
     const bool rolled = log.recovery_point() < log.active_segment_base_offset();
-    const bool stale = log.config().flush_ms != std::numeric_limits<std::int64_t>::max() &&
-                       now - log.last_flush_ms() >= log.config().flush_ms;
-    if (rolled || stale) due.push_back(PartitionRef{p.topic(), p.index()});
-  });
+    const bool stale = timed && now - log.last_flush_ms() >= log.config().flush_ms;
+    if (rolled || stale) {
+      due.push_back(PartitionRef{p->topic(), p->index()});
+    } else if (timed) {
+      p->watch_flush();
+    }
+  }
   if (due.empty()) co_return;
   if (const std::int16_t err = co_await partitions_->sync(due); err != 0) {
     spdlog::warn("periodic flush failed shard={} partitions={} error_code={}", shard, due.size(), err);
+    // Tried again at the next check, as a walk over every partition would.
+    for (const PartitionRef& ref : due) {
+      if (Partition* p = table.find(ref.topic, ref.partition)) p->watch_flush();
+    }
   }
 }
 
@@ -1548,7 +1562,10 @@ asio::awaitable<void> Broker::after_apply(Applied applied) {
     for (std::int32_t i = 0; i < t->partitions; ++i) {
       const std::size_t shard = shards_->owner(topic, i);
       fan.add(shards_->executor(shard), [this, shard, topic = topic, i, lc = lc]() {
-        if (Partition* p = shards_->table(shard).find(topic, i)) p->log().set_config(lc);
+        if (Partition* p = shards_->table(shard).find(topic, i)) {
+          p->log().set_config(lc);
+          p->watch_flush();  // flush.ms may have changed
+        }
         return true;
       });
     }

@@ -118,6 +118,7 @@ PartitionAppend Partition::append(std::span<std::byte> batches, AppendOrigin ori
     o.storage_error = appended.error();
     return o;
   }
+  note_appended();
   if (client) {
     // Recorded from the batches as stored (maxTimestamp as the log set it), as a rebuild from the
     // log after a restart sees them.
@@ -178,6 +179,7 @@ PartitionAppend Partition::write_marker(std::int64_t producer_id, std::int16_t p
     o.storage_error = appended.error();
     return o;
   }
+  note_appended();
   const std::int64_t marker_offset = appended->first_offset;
   const std::optional<storage::CompletedTxn> done =
       producers().end_transaction(producer_id, producer_epoch, coordinator_epoch, commit, marker_offset, now_ms);
@@ -460,6 +462,7 @@ FollowerAppend Partition::append_from_leader(std::span<const std::byte> records,
       o.error_message = std::string(storage::to_string(appended.error()));
       return o;
     }
+    note_appended();
     track_replicated_batches(batches);
   }
   // Kafka's follower: the log start follows the leader's (DeleteRecords, retention there).
@@ -622,6 +625,16 @@ EpochEndOffset Partition::end_offset_for_epoch(std::int32_t current_leader_epoch
     o.end_offset = found->second;
   }
   return o;
+}
+
+void Partition::note_appended() {
+  if (flush_watch_ == nullptr || flush_watched_) return;
+  const storage::PartitionLog& log = *log_;
+  if (log.unflushed_messages() <= 0) return;
+  if (log.recovery_point() < log.active_segment_base_offset() ||
+      log.config().flush_ms != std::numeric_limits<std::int64_t>::max()) {
+    watch_flush();
+  }
 }
 
 }  // namespace weir::broker

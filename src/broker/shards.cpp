@@ -13,6 +13,9 @@ Partition* PartitionTable::find(std::string_view topic, std::int32_t index) {
 }
 
 void PartitionTable::add(std::unique_ptr<Partition> p) {
+  // Checked once when hosted (a log may arrive holding unflushed messages), then on its appends.
+  p->attach_flush_watch(&flush_watch_);
+  p->watch_flush();
   auto& parts = by_topic_[p->topic()];
   const auto idx = static_cast<std::size_t>(p->index());
   if (parts.size() <= idx) parts.resize(idx + 1);

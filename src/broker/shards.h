@@ -28,6 +28,8 @@ class PartitionTable {
   std::vector<std::unique_ptr<Partition>> remove_topic(std::string_view topic);
   // Removes one partition; false if it was not here.
   bool remove(std::string_view topic, std::int32_t index);
+  // The partitions the periodic flush check looks at (see FlushWatch).
+  [[nodiscard]] FlushWatch& flush_watch() { return flush_watch_; }
   template <class F>
   void for_each(F&& f) {
     for (auto& [name, parts] : by_topic_) {
@@ -39,6 +41,7 @@ class PartitionTable {
 
  private:
   std::unordered_map<std::string, std::vector<std::unique_ptr<Partition>>> by_topic_;
+  FlushWatch flush_watch_;
 };
 
 class ShardSet {

@@ -102,6 +102,12 @@ def test_flush_messages_flush_ms_rolls_and_checkpoints(flushing_broker, topic_na
     time.sleep(1.0)  # a few more checkpoint intervals: the unflushed log stays unflushed
     assert read_checkpoint(recovery).get((never, 0), 0) == 0, read_checkpoint(recovery)
 
+    # flush.ms set afterwards on a topic whose log holds unflushed messages and takes no more:
+    # the periodic check still flushes it.
+    run_tool("kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", never,
+             "--add-config", "flush.ms=300", bootstrap=b, timeout=90).check()
+    assert wait_for(lambda: read_checkpoint(recovery).get((never, 0)) == 10), read_checkpoint(recovery)
+
 
 def test_restart_after_kill_scans_only_from_the_checkpointed_recovery_point(weir_factory, topic_name):
     """weir only (the log line is weir's): after kill -9, a log whose rolled segments were flushed

@@ -132,6 +132,45 @@ TEST_F(PartitionTest, AppendMovesTheHighWatermarkAndWakesTheWatchersOnce) {
   EXPECT_EQ(woken, 1) << "a watch is used once";
 }
 
+TEST_F(PartitionTest, AppendsPutTheLogOnTheFlushWatchOnlyWhenAPeriodicFlushMayBecomeDue) {
+  FlushWatch watch;
+  partition->attach_flush_watch(&watch);
+  auto append = [&] {
+    auto batch = make_batch(2, clock.wall_ms());
+    ASSERT_EQ(partition->append(batch, AppendOrigin::kClient).error, 0);
+  };
+  // No roll and no flush.ms: nothing periodic can make this log due.
+  append();
+  EXPECT_EQ(watch.size(), 0u);
+  // A rolled segment not yet flushed: watched, once however many appends follow.
+  ASSERT_TRUE(log->roll().has_value());
+  append();
+  append();
+  ASSERT_EQ(watch.size(), 1u);
+  auto taken = watch.take();
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(taken[0].topic, "t");
+  EXPECT_EQ(taken[0].index, 0);
+  EXPECT_TRUE(partition->take_flush_watch());
+  EXPECT_FALSE(partition->take_flush_watch()) << "an entry is current once";
+  // Flushed: appends to the same active segment leave it off the watch again.
+  ASSERT_TRUE(log->flush().has_value());
+  append();
+  EXPECT_EQ(watch.size(), 0u);
+  // A finite flush.ms: every log holding unflushed messages is watched.
+  storage::LogConfig timed = log->config();
+  timed.flush_ms = 1000;
+  log->set_config(timed);
+  append();
+  EXPECT_EQ(watch.size(), 1u);
+  // Taken and put back by hand (the check keeps a timed log that is not due yet).
+  (void)watch.take();
+  EXPECT_TRUE(partition->take_flush_watch());
+  partition->watch_flush();
+  partition->watch_flush();
+  EXPECT_EQ(watch.size(), 1u);
+}
+
 TEST_F(PartitionTest, RetriedIdempotentBatchIsAnsweredWithItsFirstOffsetsAndNotWrittenAgain) {
   const record::BatchOptions producer{.producer_id = 7, .producer_epoch = 0, .base_sequence = 0};
   auto batch = make_batch(2, clock.wall_ms(), 16, producer);
