@@ -16,10 +16,27 @@ void PartitionTable::add(std::unique_ptr<Partition> p) {
   // Checked once when hosted (a log may arrive holding unflushed messages), then on its appends.
   p->attach_flush_watch(&flush_watch_);
   p->watch_flush();
+  config_changed(*p);
   auto& parts = by_topic_[p->topic()];
   const auto idx = static_cast<std::size_t>(p->index());
   if (parts.size() <= idx) parts.resize(idx + 1);
   parts[idx] = std::move(p);
+}
+
+void PartitionTable::config_changed(const Partition& p) {
+  if (p.log().config().cleanup_compact) compacted_.insert(p.topic());
+}
+
+std::vector<std::string> PartitionTable::topic_names() const {
+  std::vector<std::string> names;
+  names.reserve(by_topic_.size());
+  for (const auto& [name, parts] : by_topic_) names.push_back(name);
+  return names;
+}
+
+std::int32_t PartitionTable::index_bound(std::string_view topic) const {
+  auto it = by_topic_.find(std::string(topic));
+  return it == by_topic_.end() ? 0 : static_cast<std::int32_t>(it->second.size());
 }
 
 std::vector<std::unique_ptr<Partition>> PartitionTable::remove_topic(std::string_view topic) {

@@ -159,6 +159,10 @@ Status<Errc> write_offset_checkpoint(FileSystem& fs, const fs::path& path, const
   return write_text(fs, path, encode_offset_checkpoint(offsets));
 }
 
+Status<Errc> write_offset_checkpoint_text(FileSystem& fs, const fs::path& path, std::string_view text) {
+  return write_text(fs, path, text);
+}
+
 Result<OffsetCheckpoint, Errc> read_offset_checkpoint(FileSystem& fs, const fs::path& path) {
   auto text = read_text(fs, path);
   if (!text) return unexpected(text.error());

@@ -87,6 +87,9 @@ inline constexpr std::size_t kMaxCheckpointBytes = 64 * 1024 * 1024;
 // not exist, kCorruptMessage if it does not parse, kStorageError on I/O failure).
 [[nodiscard]] Status<Errc> write_offset_checkpoint(FileSystem& fs, const std::filesystem::path& path,
                                                    const OffsetCheckpoint& offsets);
+// The same with the text already encoded (encode_offset_checkpoint).
+[[nodiscard]] Status<Errc> write_offset_checkpoint_text(FileSystem& fs, const std::filesystem::path& path,
+                                                        std::string_view text);
 [[nodiscard]] Result<OffsetCheckpoint, Errc> read_offset_checkpoint(FileSystem& fs, const std::filesystem::path& path);
 [[nodiscard]] Status<Errc> write_leader_epoch_checkpoint(FileSystem& fs, const std::filesystem::path& path,
                                                          const std::vector<EpochEntry>& entries);

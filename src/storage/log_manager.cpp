@@ -4,6 +4,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -564,11 +565,33 @@ OffsetCheckpoint LogManager::cleaner_checkpoints() const {
   return checkpoints;
 }
 
+Status<Errc> LogManager::write_if_changed(const fs::path& path, const OffsetCheckpoint& offsets,
+                                          std::optional<WrittenText>& written) {
+  // A file whose values did not change is not written again, so an idle broker's periodic round
+  // writes and syncs nothing (each file written is synced, and its directory: eight syncs a
+  // minute otherwise). Kept as a hash, not the text (megabytes at 100,000 partitions): should two
+  // different texts hash alike, the file keeps its previous values, which are older and valid,
+  // as after a crash between two rounds.
+  std::string text = encode_offset_checkpoint(offsets);
+  const WrittenText now{std::hash<std::string_view>{}(text), text.size()};
+  if (written == now) return {};
+  written.reset();  // unknown if the write fails part way
+  if (auto ok = write_offset_checkpoint_text(fs_, path, text); !ok) return ok;
+  written = now;
+  return {};
+}
+
 Result<void, Errc> LogManager::write_checkpoints(CheckpointValues values) {
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kRecoveryPointCheckpointFile, values.recovery_points); !ok)
+  if (auto ok = write_if_changed(dir_ / kRecoveryPointCheckpointFile, values.recovery_points, recovery_points_written_);
+      !ok) {
     return ok;
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kLogStartOffsetCheckpointFile, values.log_starts); !ok) return ok;
-  if (auto ok = write_offset_checkpoint(fs_, dir_ / kReplicationOffsetCheckpointFile, values.high_watermarks); !ok) {
+  }
+  if (auto ok = write_if_changed(dir_ / kLogStartOffsetCheckpointFile, values.log_starts, log_starts_written_); !ok) {
+    return ok;
+  }
+  if (auto ok =
+          write_if_changed(dir_ / kReplicationOffsetCheckpointFile, values.high_watermarks, high_watermarks_written_);
+      !ok) {
     return ok;
   }
   return write_cleaner_checkpoint(std::move(values.cleaner));

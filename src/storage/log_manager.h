@@ -197,6 +197,18 @@ class LogManager {
   LogCleaner cleaner_;
   std::set<TopicPartition> uncleanable_;
   OffsetCheckpoint cleaner_checkpoint_written_;  // what cleaner-offset-checkpoint holds
+  // The three offset checkpoint files are rewritten only when their text changes (see
+  // write_if_changed): the hash of the text each holds, once written by this process.
+  struct WrittenText {
+    std::size_t hash = 0;
+    std::size_t size = 0;
+    bool operator==(const WrittenText&) const = default;
+  };
+  [[nodiscard]] Status<Errc> write_if_changed(const std::filesystem::path& path, const OffsetCheckpoint& offsets,
+                                              std::optional<WrittenText>& written);
+  std::optional<WrittenText> recovery_points_written_;
+  std::optional<WrittenText> log_starts_written_;
+  std::optional<WrittenText> high_watermarks_written_;
   std::optional<IoFailure> last_create_failure_;
   bool had_clean_shutdown_ = false;
   std::size_t loaded_from_summary_ = 0;

@@ -9,6 +9,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "base/clock.h"
@@ -169,6 +171,62 @@ TEST_F(PartitionTest, AppendsPutTheLogOnTheFlushWatchOnlyWhenAPeriodicFlushMayBe
   partition->watch_flush();
   partition->watch_flush();
   EXPECT_EQ(watch.size(), 1u);
+}
+
+TEST(PartitionTableTest, TheCompactedWalkVisitsOnlyCompactedPartitionsAndFollowsConfigChanges) {
+  TempDir tmp;
+  ManualClock clock;
+  std::vector<std::unique_ptr<storage::PartitionLog>> logs;
+  PartitionTable table;
+  auto add = [&](const std::string& topic, std::int32_t index, bool compact) {
+    storage::LogConfig config;
+    config.cleanup_compact = compact;
+    config.cleanup_delete = !compact;
+    auto opened = storage::PartitionLog::open(storage::PosixFileSystem::instance(),
+                                              tmp.path() / (topic + "-" + std::to_string(index)), config, clock, {});
+    ASSERT_TRUE(opened.has_value());
+    logs.push_back(std::move(*opened));
+    table.add(std::make_unique<Partition>(topic, Uuid::random(), index, 0, logs.back().get()));
+  };
+  auto set_compact = [&](const std::string& topic, std::int32_t index, bool compact) {
+    Partition* p = table.find(topic, index);
+    ASSERT_NE(p, nullptr);
+    storage::LogConfig config = p->log().config();
+    config.cleanup_compact = compact;
+    config.cleanup_delete = !compact;
+    p->log().set_config(config);
+    table.config_changed(*p);
+  };
+  auto compacted = [&] {
+    std::set<std::string> seen;
+    table.for_each_compacted([&](Partition& p) { seen.insert(p.topic() + "-" + std::to_string(p.index())); });
+    return seen;
+  };
+  add("c", 0, true);
+  add("c", 1, true);
+  add("d", 0, false);
+  add("d", 1, false);
+  EXPECT_EQ(compacted(), (std::set<std::string>{"c-0", "c-1"}));
+  // A partition of a delete topic switched to compact is found; one switched back is not.
+  set_compact("d", 1, true);
+  EXPECT_EQ(compacted(), (std::set<std::string>{"c-0", "c-1", "d-1"}));
+  set_compact("c", 0, false);
+  set_compact("c", 1, false);
+  EXPECT_EQ(compacted(), (std::set<std::string>{"d-1"}));
+  // A topic dropped from the walk (none of its partitions compacted) comes back when one is.
+  set_compact("c", 1, true);
+  EXPECT_EQ(compacted(), (std::set<std::string>{"c-1", "d-1"}));
+  // Removed partitions are not visited.
+  EXPECT_TRUE(table.remove("d", 1));
+  EXPECT_EQ(compacted(), (std::set<std::string>{"c-1"}));
+  EXPECT_EQ(table.remove_topic("c").size(), 2u);
+  EXPECT_EQ(compacted(), (std::set<std::string>{}));
+  // The walk other periodic work uses: the topics here and their index bounds.
+  EXPECT_EQ(table.topic_names(), (std::vector<std::string>{"d"}));
+  EXPECT_EQ(table.index_bound("d"), 2);
+  EXPECT_EQ(table.index_bound("c"), 0);
+  EXPECT_EQ(table.remove_topic("d").size(), 1u);
+  for (auto& log : logs) ASSERT_TRUE(log->close().has_value());
 }
 
 TEST_F(PartitionTest, RetriedIdempotentBatchIsAnsweredWithItsFirstOffsetsAndNotWrittenAgain) {

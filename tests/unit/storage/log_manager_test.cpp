@@ -145,6 +145,34 @@ TEST_F(LogManagerTest, CrashWithoutCloseRecoversFromTheCheckpointedRecoveryPoint
   EXPECT_EQ(manager->get({"a", 0})->log_end_offset(), 3);
 }
 
+TEST_F(LogManagerTest, PeriodicCheckpointsRewriteOnlyTheFilesWhoseValuesChanged) {
+  PartitionLog& a = create({"a", 0});
+  append(a, 3);
+  ASSERT_TRUE(a.flush().has_value());
+  ASSERT_TRUE(manager->write_checkpoints().has_value());
+  const auto recovery = dir() / "recovery-point-offset-checkpoint";
+  const auto starts = dir() / "log-start-offset-checkpoint";
+  const auto hws = dir() / "replication-offset-checkpoint";
+  for (const auto& f : {recovery, starts, hws}) ASSERT_TRUE(std::filesystem::exists(f)) << f;
+  // Removed behind the manager's back, to see which files a round writes.
+  for (const auto& f : {recovery, starts, hws}) std::filesystem::remove(f);
+  ASSERT_TRUE(manager->write_checkpoints().has_value());
+  for (const auto& f : {recovery, starts, hws}) EXPECT_FALSE(std::filesystem::exists(f)) << f;
+  // Records appended and flushed: the recovery point moved, the log start did not.
+  append(a, 2);
+  ASSERT_TRUE(a.flush().has_value());
+  ASSERT_TRUE(manager->write_checkpoints().has_value());
+  EXPECT_TRUE(std::filesystem::exists(recovery));
+  EXPECT_FALSE(std::filesystem::exists(starts));
+  // A crash now recovers from the recovery point just written.
+  append(a, 1);  // not synced
+  crash_and_reopen();
+  EXPECT_EQ(manager->get({"a", 0})->log_end_offset(), 5);
+  // A new manager knows nothing of what the files hold: its first round writes all of them.
+  ASSERT_TRUE(manager->write_checkpoints().has_value());
+  for (const auto& f : {recovery, starts, hws}) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+}
+
 TEST_F(LogManagerTest, RemoveDeletesThePartitionDirectory) {
   PartitionLog& a = create({"a", 0});
   append(a, 1);
