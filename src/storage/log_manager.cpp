@@ -568,7 +568,7 @@ OffsetCheckpoint LogManager::cleaner_checkpoints() const {
 Status<Errc> LogManager::write_if_changed(const fs::path& path, const OffsetCheckpoint& offsets,
                                           std::optional<WrittenText>& written) {
   // A file whose values did not change is not written again, so an idle broker's periodic round
-  // writes and syncs nothing (each file written is synced, and its directory: eight syncs a
+  // writes and syncs nothing (each file written is synced, and its directory: six syncs a
   // minute otherwise). Kept as a hash, not the text (megabytes at 100,000 partitions): should two
   // different texts hash alike, the file keeps its previous values, which are older and valid,
   // as after a crash between two rounds.
