@@ -141,8 +141,8 @@ class LogManager {
                                                 std::int64_t budget_bytes, const ActiveProducers* producers = nullptr);
   [[nodiscard]] bool is_uncleanable(const TopicPartition& tp) const { return uncleanable_.contains(tp); }
 
-  // Rewrites the offset checkpoints from the logs' current state (run periodically);
-  // cleaner-offset-checkpoint only if it changed.
+  // Rewrites the offset checkpoints from the logs' current state (run periodically); each file
+  // only if what it would hold changed.
   [[nodiscard]] Result<void, Errc> write_checkpoints();
   // The same from values the logs' owner threads gathered (the broker, whose logs live on
   // several threads, writes its periodic checkpoints this way); touches no log. Not concurrently
