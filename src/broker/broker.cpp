@@ -1045,13 +1045,15 @@ asio::awaitable<void> Broker::walk_partitions(std::size_t shard, const std::func
   // each segment's last time index entry, and producer expiry). The pause leaves the core to the
   // shard's requests and to other processes: with every shard walking at once and no pause, the
   // shards took all the cores and a client's produce waited ~5 ms for one (2 cores, 2 shards).
-  // The table may change in between, so each partition is looked up again by name and index.
+  // The table may change during a pause, so the topic is looked up again after each.
   constexpr auto kSlice = std::chrono::microseconds(1000);
   asio::steady_timer pause(co_await asio::this_coro::executor);
   auto slice_start = std::chrono::steady_clock::now();
-  for (const std::string& topic : shards_->table(shard).topic_names()) {
-    for (std::int32_t i = 0; i < shards_->table(shard).index_bound(topic); ++i) {
-      Partition* p = shards_->table(shard).find(topic, i);
+  const PartitionTable& table = shards_->table(shard);
+  for (const std::string& topic : table.topic_names()) {
+    const auto* parts = table.partitions_of(topic);
+    for (std::size_t i = 0; parts != nullptr && i < parts->size(); ++i) {
+      Partition* p = (*parts)[i].get();
       if (p == nullptr) continue;
       f(*p);
       const auto worked = std::chrono::steady_clock::now() - slice_start;
@@ -1060,6 +1062,7 @@ asio::awaitable<void> Broker::walk_partitions(std::size_t shard, const std::func
       boost::system::error_code ec;
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       slice_start = std::chrono::steady_clock::now();
+      parts = table.partitions_of(topic);
     }
   }
 }

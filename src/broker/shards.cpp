@@ -34,9 +34,9 @@ std::vector<std::string> PartitionTable::topic_names() const {
   return names;
 }
 
-std::int32_t PartitionTable::index_bound(std::string_view topic) const {
+const std::vector<std::unique_ptr<Partition>>* PartitionTable::partitions_of(std::string_view topic) const {
   auto it = by_topic_.find(std::string(topic));
-  return it == by_topic_.end() ? 0 : static_cast<std::int32_t>(it->second.size());
+  return it == by_topic_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::unique_ptr<Partition>> PartitionTable::remove_topic(std::string_view topic) {

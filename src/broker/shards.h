@@ -65,8 +65,8 @@ class PartitionTable {
   // The names of the topics with a partition on this shard (a snapshot, for walks that yield
   // the shard between topics and look each partition up again).
   [[nodiscard]] std::vector<std::string> topic_names() const;
-  // One past the highest partition index of the topic here (0 if none).
-  [[nodiscard]] std::int32_t index_bound(std::string_view topic) const;
+  // The topic's partitions here by index (null slots for those on other shards), or null if none.
+  [[nodiscard]] const std::vector<std::unique_ptr<Partition>>* partitions_of(std::string_view topic) const;
 
  private:
   std::unordered_map<std::string, std::vector<std::unique_ptr<Partition>>> by_topic_;

@@ -221,10 +221,14 @@ TEST(PartitionTableTest, TheCompactedWalkVisitsOnlyCompactedPartitionsAndFollows
   EXPECT_EQ(compacted(), (std::set<std::string>{"c-1"}));
   EXPECT_EQ(table.remove_topic("c").size(), 2u);
   EXPECT_EQ(compacted(), (std::set<std::string>{}));
-  // The walk other periodic work uses: the topics here and their index bounds.
+  // The walk other periodic work uses: the topics here and their partitions by index.
   EXPECT_EQ(table.topic_names(), (std::vector<std::string>{"d"}));
-  EXPECT_EQ(table.index_bound("d"), 2);
-  EXPECT_EQ(table.index_bound("c"), 0);
+  const auto* d = table.partitions_of("d");
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_NE((*d)[0], nullptr);
+  EXPECT_EQ((*d)[1], nullptr);  // removed above
+  EXPECT_EQ(table.partitions_of("c"), nullptr);
   EXPECT_EQ(table.remove_topic("d").size(), 1u);
   for (auto& log : logs) ASSERT_TRUE(log->close().has_value());
 }
