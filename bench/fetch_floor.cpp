@@ -9,6 +9,9 @@
 //     loopback connection (SO_SNDBUF = SNDBUF unless 0); the client times request to last byte.
 //     The floor under any broker's answer of that size on this machine.
 //
+// Each prints medians, including recvs: the reads one answer took (a reader that keeps up with
+// the sender takes many small ones, and the receive work then runs on the sender's thread).
+//
 // Both read the answer with recv() into one buffer, as a client reading a whole response does.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -65,6 +68,7 @@ struct Timing {
   double first_ms = 0;
   double all_ms = 0;
   std::size_t bytes = 0;
+  int recvs = 0;  // how the answer arrived: few large reads, or many small ones
 };
 
 // Reads one size-prefixed response (or `expect` bytes when given) into buf.
@@ -76,6 +80,7 @@ Timing read_answer(int fd, std::vector<char>& buf, Clock::time_point t0, std::si
     if (buf.size() < need) buf.resize(need);
     const ssize_t n = ::recv(fd, buf.data() + t.bytes, buf.size() - t.bytes, 0);
     if (n <= 0) die("connection closed");
+    ++t.recvs;
     if (t.bytes == 0) t.first_ms = ms_since(t0);
     t.bytes += static_cast<std::size_t>(n);
     if (!sized && t.bytes >= 4) {
@@ -136,7 +141,7 @@ double median(std::vector<double> v) {
 int fetch(std::uint16_t port, const std::string& topic, int partitions, int reps) {
   const int fd = connect_loopback(port);
   std::vector<char> buf;
-  std::vector<double> first, all;
+  std::vector<double> first, all, recvs;
   std::size_t bytes = 0;
   for (int r = 0; r < reps; ++r) {
     const std::string req = fetch_v4(r + 1, topic, partitions, static_cast<std::int64_t>(r % 60) * 1000);
@@ -145,12 +150,14 @@ int fetch(std::uint16_t port, const std::string& topic, int partitions, int reps
     const Timing t = read_answer(fd, buf, t0, 0);
     first.push_back(t.first_ms);
     all.push_back(t.all_ms);
+    recvs.push_back(t.recvs);
     bytes += t.bytes;
   }
   ::close(fd);
   const double mb = static_cast<double>(bytes) / 1e6 / reps;
-  std::printf("{\"fetches\": %d, \"mb_per_answer\": %.2f, \"first_byte_ms\": %.3f, \"all_ms\": %.3f}\n", reps, mb,
-              median(first), median(all));
+  std::printf(
+      "{\"fetches\": %d, \"mb_per_answer\": %.2f, \"first_byte_ms\": %.3f, \"all_ms\": %.3f, \"recvs\": %.0f}\n", reps,
+      mb, median(first), median(all), median(recvs));
   return 0;
 }
 
@@ -196,18 +203,20 @@ int loopback_floor(const char* file, int sndbuf, int reps) {
   });
   const int fd = connect_loopback(ntohs(addr.sin_port));
   std::vector<char> buf(size);
-  std::vector<double> all;
+  std::vector<double> all, recvs;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
     write_all(fd, "next");
-    all.push_back(read_answer(fd, buf, t0, size).all_ms);
+    const Timing t = read_answer(fd, buf, t0, size);
+    all.push_back(t.all_ms);
+    recvs.push_back(t.recvs);
   }
   ::close(fd);
   server.join();
   ::close(listener);
   ::close(data);
-  std::printf("{\"transfers\": %d, \"mb_per_transfer\": %.2f, \"sndbuf\": %d, \"all_ms\": %.3f}\n", reps,
-              static_cast<double>(size) / 1e6, sndbuf, median(all));
+  std::printf("{\"transfers\": %d, \"mb_per_transfer\": %.2f, \"sndbuf\": %d, \"all_ms\": %.3f, \"recvs\": %.0f}\n",
+              reps, static_cast<double>(size) / 1e6, sndbuf, median(all), median(recvs));
   return 0;
 }
 

@@ -29,6 +29,8 @@ METRICS = PRODUCE + [
     "e2e_latency_p50_ms", "e2e_latency_p99_ms", "e2e_latency_p999_ms",
     "latency_l0_p50_ms", "latency_l0_p99_ms", "latency_l0_p999_ms", "e2e_l0_p99_ms", "e2e_l0_p999_ms",
     "consume_cpu_s_per_gb", "consume_client_cpu_s_per_gb",
+    "consume_rdkafka_group_p16_mbps", "consume_rdkafka_group_client_cpu_s_per_gb",
+    "consume_perf_p16_mbps", "consume_perf_client_cpu_s_per_gb",
     "restart_clean_s", "restart_kill9_s", "restart_data_gib",
     "cpu_s_per_gb", "rss_idle_mib", "rss_peak_mib", "startup_to_first_produce_s",
 ]
