@@ -239,14 +239,16 @@ def produce_spread(b, names: list[str], n: int) -> float:
     return THROUGHPUT_RECORDS / (time.monotonic() - t0)
 
 
-def consume_spread(b, names: list[str], n: int, expected: int) -> float:
+def consume_spread(b, names: list[str], n: int, expected: int) -> tuple[float, float]:
     """Reads every partition from its start (assign(), no group) until `expected` records came:
-    records/s."""
+    records/s, and this process's CPU (the consumer runs in it) per GB of values read."""
+    cpu0 = time.process_time()
     c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "scale-bench", "enable.auto.commit": False,
                   "enable.partition.eof": False})
     c.assign([TopicPartition(names[i // TOPIC_PARTITIONS], i % TOPIC_PARTITIONS, OFFSET_BEGINNING)
               for i in range(n)])
     got = 0
+    nbytes = 0
     t0 = time.monotonic()
     try:
         while got < expected:
@@ -257,9 +259,11 @@ def consume_spread(b, names: list[str], n: int, expected: int) -> float:
             for m in c.consume(num_messages=min(10_000, expected - got), timeout=1.0):
                 if m.error() is None:
                     got += 1
-        return got / (time.monotonic() - t0)
+                    nbytes += len(m.value() or b"")
+        rps = got / (time.monotonic() - t0)
     finally:
         c.close()
+    return rps, (time.process_time() - cpu0) / (nbytes / 1e9) if nbytes else None
 
 
 # ----------------------------------------------------------------------------- Metadata under produce
@@ -481,7 +485,8 @@ def partitions_run(kind: str, n: int, workdir: Path, cfg) -> dict:
         out["dtp_first_page_ms"], out["dtp_walk_s"], out["dtp_partitions"] = describe_partitions(b)
         out["write_each_s"] = write_each(b, names, n)
         out["produce_spread_rps"] = produce_spread(b, names, n)
-        out["consume_spread_rps"] = consume_spread(b, names, n, n + THROUGHPUT_RECORDS)
+        out["consume_spread_rps"], out["consume_spread_client_cpu_s_per_gb"] = consume_spread(
+            b, names, n, n + THROUGHPUT_RECORDS)
         time.sleep(2)
         out["written_rss_mib"] = rss_mib(b.pid)
         out["written_fds"] = open_fds(b.pid)
@@ -563,6 +568,7 @@ ROWS = [
     ("write_each_s", "one record to every partition (acks=1)", "s"),
     ("produce_spread_rps", "produce 100,000 x 1 KiB round-robin over all partitions, client defaults", "records/s"),
     ("consume_spread_rps", "read every partition from its start (assign)", "records/s"),
+    ("consume_spread_client_cpu_s_per_gb", "the same: the consumer process's CPU per GB", "CPU s/GB"),
     ("written_rss_mib", "RSS after those writes and reads", "MiB"),
     ("written_fds", "open file descriptors after the writes", "count"),
     ("stop_s", "clean stop (SIGTERM to exit) after those writes and reads", "s"),
