@@ -534,8 +534,8 @@ def run_one(kind, phase, b, pid, r, cfg, latency_rate) -> None:
         r["consume_client_cpu_s_per_gb"] = median([x["client_cpu"] for x in runs])
         log(f"{kind}/{phase}: consume p16: {res['mbps']:.1f} MiB/s; CPU s/GB broker "
             f"{r['consume_cpu_s_per_gb']:.2f}, client {r['consume_client_cpu_s_per_gb']:.2f}")
-        # subscribe(): three runs in new groups too (a run that hits librdkafka's 1 s fetch backoff
-        # on a full queue is a third slower, against either broker), the median kept.
+        # subscribe(): three runs in new groups too (a run in which librdkafka's queue fills up
+        # waits out its fetch.queue.backoff.ms, 1 s, against either broker), the median kept.
         runs = [rdkafka_consume(b.bootstrap, "perf-p16-acks1", 16, cfg.records, group=True) for _ in range(3)]
         res = sorted(runs, key=lambda x: x["mbps"])[1]
         r["consume_rdkafka_group_p16_mbps"] = res["mbps"]
