@@ -1104,8 +1104,9 @@ asio::awaitable<void> Broker::flush_due_logs(std::size_t shard) {
 asio::awaitable<void> Broker::write_checkpoints_periodically() {
   // log.flush.offset.checkpoint.interval.ms (recovery points, high watermarks) and
   // log.flush.start.offset.checkpoint.interval.ms (log start offsets): a restart after a crash
-  // recovers from these instead of scanning every segment. The values are read by each log's
-  // shard and written here, on the controller shard, where logs are created and removed.
+  // recovers from these instead of scanning every segment. The round runs from the controller
+  // shard, where logs are created and removed; each log's shard reads its values, and the files
+  // are written on the checkpoint thread (checkpoint_writer_).
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const std::int64_t interval = std::min(checkpoint_interval_ms_, start_offset_checkpoint_interval_ms_);
   for (;;) {
